@@ -1,0 +1,95 @@
+/*
+ * enormoustext.h — the one public header of libenormoustext.
+ *
+ * libenormoustext puts the executable text of a running program and of the
+ * shared libraries it has loaded onto 2 MiB (PMD-size) huge pages.  It does
+ * its work by itself, from a constructor, when it is preloaded
+ * (LD_PRELOAD=libenormoustext.so) or linked (-lenormoustext); this header is
+ * only needed by programs that want to read back what it did.
+ *
+ * Conventions
+ *   - Every public name starts with `enormoustext_` (types: `enormoustext_`).
+ *   - Functions return 0 on success and a negative errno value on failure
+ *     (liburing style); they never set errno and never print.
+ *   - Structures carry their own size in `size` so that fields can be added
+ *     at the end without breaking older callers: set `size` to
+ *     sizeof(struct ...) before the call; the library fills what fits.
+ *   - Byte counts are uint64_t; a "huge" byte is one that /proc/self/smaps
+ *     confirmed is backed by a huge page (AnonHugePages, FilePmdMapped or
+ *     Private/Shared_Hugetlb), never one the library merely asked for.
+ */
+#ifndef ENORMOUSTEXT_H
+#define ENORMOUSTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ENORMOUSTEXT_API __attribute__((visibility("default")))
+#else
+#define ENORMOUSTEXT_API
+#endif
+
+#define ENORMOUSTEXT_VERSION_MAJOR 0
+#define ENORMOUSTEXT_VERSION_MINOR 1
+#define ENORMOUSTEXT_VERSION_PATCH 0
+#define ENORMOUSTEXT_VERSION_STRING "0.1.0"
+
+/* Process-wide figures of the last run (start-up). */
+struct enormoustext_stats {
+	uint32_t size;            /* in: sizeof(struct enormoustext_stats) */
+	uint32_t ran;             /* 1 when the library did its start-up work */
+	uint32_t objects;         /* loaded objects looked at */
+	uint32_t objects_huge;    /* objects with at least one huge window */
+	uint64_t pmd_size;        /* huge page size used (bytes) */
+	uint64_t text_bytes;      /* executable PT_LOAD bytes of all objects */
+	uint64_t eligible_bytes;  /* bytes in whole PMD windows (after options) */
+	uint64_t remapped_bytes;  /* bytes swapped onto new huge mappings */
+	uint64_t huge_bytes;      /* bytes confirmed huge in /proc/self/smaps */
+	uint64_t elapsed_ns;      /* time spent at start-up */
+	char backend[16];         /* backend that did most of the work, or "none" */
+	char reason[160];         /* why nothing/less was done, "" when all went huge */
+};
+
+/* One loaded object, as the library saw and handled it. */
+struct enormoustext_object {
+	uint32_t size;            /* in: sizeof(struct enormoustext_object) */
+	uint32_t windows;         /* whole PMD windows planned */
+	uint32_t windows_huge;    /* windows confirmed huge */
+	uint32_t reserved;
+	char path[256];           /* file path ("" if unknown) */
+	char build_id[41];        /* hex GNU build-id, "" if none */
+	char backend[16];         /* backend used, "none", or "file" when the kernel
+	                             already had it huge */
+	char reason[160];         /* why (part of) it stayed small, "" if it did not */
+	uint64_t text_start;      /* lowest executable address */
+	uint64_t text_end;        /* end of the highest executable segment */
+	uint64_t text_bytes;
+	uint64_t eligible_bytes;
+	uint64_t remapped_bytes;
+	uint64_t huge_bytes;
+	uint64_t elapsed_ns;
+};
+
+/* Copy the process-wide figures into *out.  -EINVAL when out is NULL or
+ * out->size is too small for the fields up to `huge_bytes`. */
+ENORMOUSTEXT_API int enormoustext_get_stats(struct enormoustext_stats *out);
+
+/* Number of objects recorded (>= 0). */
+ENORMOUSTEXT_API int enormoustext_object_count(void);
+
+/* Copy object number i (0 .. count-1) into *out.  -ERANGE for a bad index,
+ * -EINVAL for a bad out/size. */
+ENORMOUSTEXT_API int enormoustext_get_object(unsigned i, struct enormoustext_object *out);
+
+/* Library version as "MAJOR.MINOR.PATCH". */
+ENORMOUSTEXT_API const char *enormoustext_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ENORMOUSTEXT_H */

@@ -1,0 +1,395 @@
+/*
+ * init.c — start-up and the public API.
+ *
+ * The constructor runs the pipeline once per process, whether the library
+ * is preloaded, linked, or both:
+ *
+ *   options ─▶ sysinfo ─▶ objects ─▶ plan ─▶ remap ─▶ verify ─▶ report
+ *
+ * "Once" holds across copies too: if this copy (say, linked statically
+ * into the program) finds another copy's public symbol first in the global
+ * scope (say, a preloaded libenormoustext.so), it leaves the work to that
+ * one and answers the API calls with its figures.
+ *
+ * In a secure-execution process (AT_SECURE) nothing is read from the
+ * environment and nothing is done: the environment is the caller's, not
+ * the program's.
+ */
+
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+static struct et_run g_run;
+static int g_started;
+
+/* Another copy of the library that does the work (see above). */
+static int (*g_other_stats)(struct enormoustext_stats *);
+static int (*g_other_count)(void);
+static int (*g_other_object)(unsigned, struct enormoustext_object *);
+
+struct pending_warning {
+	const char *name, *value, *accepts;
+};
+struct warn_ctx {
+	struct pending_warning w[ET_OPT__COUNT];
+	int n;
+};
+
+static const char *env_get(const char *name, void *ctx)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+static void env_warn(const char *name, const char *value, const char *accepts, void *vctx)
+{
+	struct warn_ctx *c = vctx;
+	if (c->n < ET_OPT__COUNT)
+		c->w[c->n++] = (struct pending_warning){ name, value, accepts };
+}
+
+static bool other_copy_active(void)
+{
+	void *p = dlsym(RTLD_DEFAULT, "enormoustext_get_stats");
+	if (!p || p == (void *)&enormoustext_get_stats)
+		return false;
+	g_other_stats = (int (*)(struct enormoustext_stats *))p;
+	g_other_count = (int (*)(void))dlsym(RTLD_DEFAULT, "enormoustext_object_count");
+	g_other_object = (int (*)(unsigned, struct enormoustext_object *))
+		dlsym(RTLD_DEFAULT, "enormoustext_get_object");
+	if (!g_other_count || !g_other_object) {
+		g_other_stats = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* Object-level decisions that need the path and the mappings. */
+static void classify_object(struct et_run *run, struct et_object *o, const struct et_smaps *sm)
+{
+	/* The main program's name is "" from the loader: take the file path of
+	 * its text mapping. */
+	if (!o->path[0] && o->nsegs > 0 && sm) {
+		const struct et_vma *v = et_smaps_find(sm, o->segs[0].start);
+		if (v && v->path_off)
+			et_strlcpy(o->path, et_vma_path(sm, v), sizeof o->path);
+	}
+	if (o->skip != ET_R_NONE)
+		return;
+	if (run->opt.include && !et_glob_list_match(run->opt.include, o->path))
+		o->skip = ET_R_NOT_INCLUDED;
+	else if (run->opt.exclude && et_glob_list_match(run->opt.exclude, o->path))
+		o->skip = ET_R_EXCLUDED;
+}
+
+/* Window-level checks against the mappings as they are now. */
+static void check_window(struct et_run *run, struct et_window *w, const struct et_smaps *sm)
+{
+	const uint64_t H = run->si.pmd_size;
+	const struct et_object *o = &run->objs[w->object];
+	const struct et_segment *s = &o->segs[w->seg];
+	if (!(s->flags & PF_R_FLAG) || (s->flags & PF_W_FLAG)) {
+		w->reason = ET_R_NOT_READABLE;
+		return;
+	}
+	w->prot = PROT_READ | PROT_EXEC;
+	const struct et_vma *v = sm ? et_smaps_find(sm, w->addr) : NULL;
+	if (!v || w->addr + H > v->end || v->prot != (PROT_READ | PROT_EXEC) || v->shared ||
+	    v->inode == 0) {
+		w->reason = ET_R_MAPPING;
+		return;
+	}
+	w->candidate = true;
+}
+
+/* After planning: windows the kernel already maps huge from the file need
+ * nothing from us.  A file VMA's FilePmdMapped bytes can only come from
+ * whole aligned windows, so it is enough to compare totals per VMA. */
+static void mark_file_huge(struct et_run *run, const struct et_smaps *sm)
+{
+	const uint64_t H = run->si.pmd_size;
+	for (size_t j = 0; j < run->nwins;) {
+		const struct et_vma *v = et_smaps_find(sm, run->wins[j].addr);
+		size_t k = j;
+		uint64_t in_vma = 0;
+		while (k < run->nwins && v && et_smaps_find(sm, run->wins[k].addr) == v) {
+			if (run->wins[k].candidate)
+				in_vma += H;
+			k++;
+		}
+		if (k == j)
+			k = j + 1;
+		if (v && in_vma > 0 && v->file_pmd >= in_vma) {
+			for (size_t i = j; i < k; i++) {
+				if (run->wins[i].candidate) {
+					run->wins[i].candidate = false;
+					run->wins[i].file_huge = true;
+					run->wins[i].backend = ET_BACKEND_FILE;
+				}
+			}
+		}
+		j = k;
+	}
+}
+
+static void summarise(struct et_run *run)
+{
+	const uint64_t H = run->si.pmd_size;
+	for (size_t i = 0; i < run->nobjs; i++) {
+		struct et_object *o = &run->objs[i];
+		unsigned used[ET_BACKEND__COUNT] = { 0 };
+		o->remapped_bytes = o->huge_bytes = 0;
+		o->windows_huge = 0;
+		o->reason = o->skip;
+		for (uint32_t k = 0; k < o->nwindows; k++) {
+			const struct et_window *w = &run->wins[o->first_window + k];
+			if (w->remapped)
+				o->remapped_bytes += H;
+			if (w->huge) {
+				o->huge_bytes += H;
+				o->windows_huge++;
+				used[w->backend]++;
+			} else if (o->reason == ET_R_NONE) {
+				o->reason = w->reason;
+			}
+		}
+		o->backend = ET_BACKEND_NONE;
+		unsigned best = 0;
+		for (int b = 0; b < ET_BACKEND__COUNT; b++)
+			if (used[b] > best) {
+				best = used[b];
+				o->backend = (enum et_backend)b;
+			}
+	}
+}
+
+static void run_pipeline(struct et_run *run)
+{
+	struct warn_ctx wc = { .n = 0 };
+	et_options_parse(&run->opt, env_get, env_warn, &wc);
+	et_log_setup(run->opt.verbose, run->opt.verbose_set && run->opt.verbose == 0);
+	for (int i = 0; i < wc.n; i++)
+		et_log(0, "%s=%s is not valid: it accepts %s; using the default", wc.w[i].name,
+		       wc.w[i].value, wc.w[i].accepts);
+	if (!run->opt.enabled) {
+		run->reason = ET_R_OFF;
+		return;
+	}
+	run->ran = true;
+	et_sysinfo_read(&run->si, "/");
+	const uint64_t H = run->si.pmd_size;
+
+	/* Objects: count, then fill a table sized with room for a few more
+	 * (another thread may dlopen meanwhile; extras are ignored). */
+	size_t n = et_objects_collect(NULL, 0) + 8;
+	size_t objs_len = n * sizeof(struct et_object);
+	run->objs = et_scratch_alloc(objs_len);
+	if (!run->objs) {
+		run->reason = ET_R_SCRATCH;
+		return;
+	}
+	run->nobjs = et_objects_collect(run->objs, n);
+	if (run->nobjs > n)
+		run->nobjs = n;
+
+	struct et_smaps sm;
+	int smerr = et_smaps_read(&sm, "/proc/self/smaps");
+	const struct et_smaps *smp = smerr ? NULL : &sm;
+
+	size_t total = 0;
+	for (size_t i = 0; i < run->nobjs; i++) {
+		struct et_object *o = &run->objs[i];
+		classify_object(run, o, smp);
+		o->first_window = (uint32_t)total;
+		o->nwindows = (uint32_t)et_plan_windows(o->segs, o->nsegs, H, (uint32_t)i, NULL, 0);
+		if (o->skip != ET_R_NONE)
+			o->nwindows = 0;
+		total += o->nwindows;
+	}
+	size_t wins_len = (total ? total : 1) * sizeof(struct et_window);
+	run->wins = et_scratch_alloc(wins_len);
+	if (!run->wins) {
+		run->reason = ET_R_SCRATCH;
+		if (smp)
+			et_smaps_free(&sm);
+		return;
+	}
+	run->nwins = total;
+	for (size_t i = 0; i < run->nobjs; i++) {
+		struct et_object *o = &run->objs[i];
+		if (!o->nwindows)
+			continue;
+		et_plan_windows(o->segs, o->nsegs, H, (uint32_t)i, run->wins + o->first_window, o->nwindows);
+		o->eligible_bytes = (uint64_t)o->nwindows * H;
+		for (uint32_t k = 0; k < o->nwindows; k++)
+			check_window(run, &run->wins[o->first_window + k], smp);
+		if (o->eligible_bytes < run->opt.min_bytes) {
+			o->skip = ET_R_MIN_BYTES;
+			for (uint32_t k = 0; k < o->nwindows; k++) {
+				run->wins[o->first_window + k].candidate = false;
+				run->wins[o->first_window + k].reason = ET_R_MIN_BYTES;
+			}
+		}
+	}
+	if (smp) {
+		mark_file_huge(run, smp);
+		et_smaps_free(&sm);
+	}
+
+	enum et_backend chain[4];
+	const char *why = NULL;
+	int nchain = et_backend_chain(&run->si, run->opt.backend, chain, &why);
+	if (nchain == 0) {
+		for (size_t j = 0; j < run->nwins; j++)
+			if (run->wins[j].candidate)
+				run->wins[j].reason = ET_R_NO_BACKEND;
+		for (size_t i = 0; i < run->nobjs; i++)
+			if (run->objs[i].skip == ET_R_NONE)
+				run->objs[i].skip_detail = why;
+		run->reason = ET_R_NO_BACKEND;
+		run->reason_detail = why;
+	} else {
+		et_remap_all(run, chain, nchain);
+	}
+	et_verify(run);
+	summarise(run);
+}
+
+__attribute__((constructor)) static void et_constructor(void)
+{
+	if (__atomic_exchange_n(&g_started, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (getauxval(AT_SECURE)) {
+		g_run.reason = ET_R_SECURE;
+		return;
+	}
+	if (other_copy_active())
+		return;
+	g_run.t0_ns = et_now_ns();
+	run_pipeline(&g_run);
+	g_run.elapsed_ns = et_now_ns() - g_run.t0_ns;
+	et_report_log(&g_run);
+	if (g_run.opt.report) {
+		int err = et_report_json(&g_run, g_run.opt.report);
+		if (err)
+			et_log(0, "ENORMOUSTEXT_REPORT=%s: cannot write the report: %s", g_run.opt.report,
+			       strerror(-err));
+	}
+}
+
+/* ---------------------------------------------------------------- API */
+
+int enormoustext_get_stats(struct enormoustext_stats *out)
+{
+	if (!out || out->size < offsetof(struct enormoustext_stats, elapsed_ns))
+		return -EINVAL;
+	if (g_other_stats)
+		return g_other_stats(out);
+	struct enormoustext_stats st;
+	memset(&st, 0, sizeof st);
+	st.size = out->size < sizeof st ? out->size : (uint32_t)sizeof st;
+	st.ran = g_run.ran;
+	st.pmd_size = g_run.si.pmd_size;
+	st.elapsed_ns = g_run.elapsed_ns;
+	unsigned used[ET_BACKEND__COUNT] = { 0 };
+	for (size_t i = 0; i < g_run.nobjs; i++) {
+		const struct et_object *o = &g_run.objs[i];
+		if (o->skip == ET_R_VDSO || o->skip == ET_R_SELF)
+			continue;
+		st.objects++;
+		st.text_bytes += o->text_bytes;
+		st.eligible_bytes += o->skip == ET_R_NONE ? o->eligible_bytes : 0;
+		st.remapped_bytes += o->remapped_bytes;
+		st.huge_bytes += o->huge_bytes;
+		if (o->huge_bytes)
+			st.objects_huge++;
+	}
+	for (size_t j = 0; j < g_run.nwins; j++)
+		if (g_run.wins[j].huge)
+			used[g_run.wins[j].backend]++;
+	enum et_backend best = ET_BACKEND_NONE;
+	for (int b = 0, m = 0; b < ET_BACKEND__COUNT; b++)
+		if ((int)used[b] > m) {
+			m = (int)used[b];
+			best = (enum et_backend)b;
+		}
+	et_strlcpy(st.backend, et_backend_name(best), sizeof st.backend);
+
+	/* The process-level reason, else the first reason a window stayed small. */
+	const char *r = NULL, *detail = g_run.reason_detail;
+	if (g_run.reason != ET_R_NONE)
+		r = et_reason_text(g_run.reason);
+	for (size_t j = 0; !r && j < g_run.nwins; j++)
+		if (!g_run.wins[j].huge && g_run.wins[j].reason != ET_R_NONE &&
+		    g_run.wins[j].reason != ET_R_MIN_BYTES)
+			r = et_reason_text(g_run.wins[j].reason);
+	if (!r && g_run.ran && st.eligible_bytes == 0)
+		r = "no whole huge-page window in any object's text";
+	if (r) {
+		if (detail)
+			snprintf(st.reason, sizeof st.reason, "%s: %s", r, detail);
+		else
+			et_strlcpy(st.reason, r, sizeof st.reason);
+	}
+	memcpy(out, &st, st.size);
+	return 0;
+}
+
+int enormoustext_object_count(void)
+{
+	if (g_other_count)
+		return g_other_count();
+	return (int)g_run.nobjs;
+}
+
+int enormoustext_get_object(unsigned i, struct enormoustext_object *out)
+{
+	if (!out || out->size < offsetof(struct enormoustext_object, elapsed_ns))
+		return -EINVAL;
+	if (g_other_object)
+		return g_other_object(i, out);
+	if (i >= g_run.nobjs)
+		return -ERANGE;
+	const struct et_object *o = &g_run.objs[i];
+	struct enormoustext_object x;
+	memset(&x, 0, sizeof x);
+	x.size = out->size < sizeof x ? out->size : (uint32_t)sizeof x;
+	x.windows = o->nwindows;
+	x.windows_huge = o->windows_huge;
+	et_strlcpy(x.path, o->path, sizeof x.path);
+	et_strlcpy(x.build_id, o->build_id, sizeof x.build_id);
+	et_strlcpy(x.backend, et_backend_name(o->backend), sizeof x.backend);
+	if (o->reason != ET_R_NONE) {
+		if (o->skip_detail)
+			snprintf(x.reason, sizeof x.reason, "%s: %s", et_reason_text(o->reason), o->skip_detail);
+		else
+			et_strlcpy(x.reason, et_reason_text(o->reason), sizeof x.reason);
+	} else if (o->skip == ET_R_NONE && o->nwindows == 0) {
+		et_strlcpy(x.reason, et_reason_text(ET_R_NO_WINDOW), sizeof x.reason);
+	}
+	for (uint32_t s = 0; s < o->nsegs; s++) {
+		if (!x.text_start || o->segs[s].start < x.text_start)
+			x.text_start = o->segs[s].start;
+		if (o->segs[s].end > x.text_end)
+			x.text_end = o->segs[s].end;
+	}
+	x.text_bytes = o->text_bytes;
+	x.eligible_bytes = o->skip == ET_R_NONE ? o->eligible_bytes : 0;
+	x.remapped_bytes = o->remapped_bytes;
+	x.huge_bytes = o->huge_bytes;
+	x.elapsed_ns = o->elapsed_ns;
+	memcpy(out, &x, x.size);
+	return 0;
+}
+
+const char *enormoustext_version(void)
+{
+	return ENORMOUSTEXT_VERSION_STRING;
+}

@@ -1,0 +1,270 @@
+/*
+ * internal.h — types and functions shared by the stages of the pipeline:
+ *
+ *   options ─▶ sysinfo ─▶ objects ─▶ plan ─▶ remap ─▶ verify (smaps) ─▶ report
+ *
+ * Every internal non-static name starts with `et_`.  Nothing here is
+ * exported from the shared object (-fvisibility=hidden).
+ *
+ * Memory: the library may run before malloc is usable (or with a replaced
+ * malloc), so nothing on these paths allocates with malloc; tables live in
+ * anonymous mappings (et_scratch_*), text is formatted into stack buffers.
+ */
+#ifndef ET_INTERNAL_H
+#define ET_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdarg.h>
+
+#include "enormoustext.h"
+
+#define ET_HIDDEN __attribute__((visibility("hidden")))
+
+/* ELF segment flags, without pulling <elf.h> into every file. */
+#define PF_X_FLAG 0x1
+#define PF_W_FLAG 0x2
+#define PF_R_FLAG 0x4
+
+/* ---------------------------------------------------------------- options */
+
+enum et_backend {
+	ET_BACKEND_AUTO = 0,
+	ET_BACKEND_FILE,     /* zero-copy file-backed (issue 3); accepted, treated as auto */
+	ET_BACKEND_THP,
+	ET_BACKEND_COLLAPSE,
+	ET_BACKEND_HUGETLB,
+	ET_BACKEND_NONE,     /* internal: "none worked" */
+	ET_BACKEND__COUNT
+};
+
+enum et_option_id {
+	ET_OPT_ENABLE = 0,   /* ENORMOUSTEXT */
+	ET_OPT_VERBOSE,      /* ENORMOUSTEXT_VERBOSE */
+	ET_OPT_BACKEND,      /* ENORMOUSTEXT_BACKEND */
+	ET_OPT_INCLUDE,      /* ENORMOUSTEXT_INCLUDE */
+	ET_OPT_EXCLUDE,      /* ENORMOUSTEXT_EXCLUDE */
+	ET_OPT_MIN_BYTES,    /* ENORMOUSTEXT_MIN_BYTES */
+	ET_OPT_REPORT,       /* ENORMOUSTEXT_REPORT */
+	ET_OPT__COUNT
+};
+
+struct et_options {
+	bool enabled;
+	int verbose;               /* 0..3 */
+	bool verbose_set;          /* ENORMOUSTEXT_VERBOSE given and valid */
+	enum et_backend backend;
+	const char *include;       /* colon-separated globs, NULL = everything */
+	const char *exclude;       /* colon-separated globs, NULL = nothing */
+	uint64_t min_bytes;
+	const char *report;        /* path or NULL */
+};
+
+/* How one option is described: the table in options.c is the only place
+ * that knows names, defaults and what each accepts. */
+struct et_option_desc {
+	const char *name;
+	const char *def;           /* default, as text */
+	const char *accepts;       /* for the warning: what the variable accepts */
+	const char *help;
+};
+
+/* getenv-like lookup, so that tests can feed their own environment. */
+typedef const char *(*et_getenv_fn)(const char *name, void *ctx);
+
+/* Parse the options; each bad value calls warn(name, value, accepts) once and
+ * leaves the default in place.  Returns the number of bad values. */
+typedef void (*et_warn_fn)(const char *name, const char *value, const char *accepts, void *ctx);
+ET_HIDDEN int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, void *ctx);
+ET_HIDDEN const struct et_option_desc *et_option_table(size_t *count);
+ET_HIDDEN int et_parse_size(const char *s, uint64_t *out);       /* K/M/G suffixes */
+ET_HIDDEN int et_parse_bool(const char *s, bool *out);
+ET_HIDDEN const char *et_backend_name(enum et_backend b);
+ET_HIDDEN int et_parse_backend(const char *s, enum et_backend *out);
+/* Does `path` match one of the colon-separated globs (full path or basename)? */
+ET_HIDDEN bool et_glob_list_match(const char *globs, const char *path);
+
+/* --------------------------------------------------------------------- log */
+
+/* Level 0 = warnings (shown unless the user set ENORMOUSTEXT_VERBOSE=0),
+ * 1 = summary, 2 = per object, 3 = debug.  One line, "enormoustext: " prefix,
+ * written with a single write(2) to stderr; errno is preserved. */
+ET_HIDDEN void et_log_setup(int verbose, bool silenced);
+ET_HIDDEN bool et_log_enabled(int level);
+ET_HIDDEN void et_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---------------------------------------------------------------- sysinfo */
+
+enum et_thp_mode { ET_THP_UNKNOWN = 0, ET_THP_ALWAYS, ET_THP_MADVISE, ET_THP_NEVER };
+enum et_defrag_mode {
+	ET_DEFRAG_UNKNOWN = 0, ET_DEFRAG_ALWAYS, ET_DEFRAG_DEFER,
+	ET_DEFRAG_DEFER_MADVISE, ET_DEFRAG_MADVISE, ET_DEFRAG_NEVER
+};
+
+struct et_sysinfo {
+	uint64_t pmd_size;          /* hpage_pmd_size, 2 MiB if unreadable */
+	bool pmd_size_read;
+	enum et_thp_mode thp;
+	enum et_defrag_mode defrag;
+	bool thp_disabled_process;  /* PR_GET_THP_DISABLE */
+	long hugetlb_free;          /* free pages of pmd_size in the pool, -1 unknown */
+	long hugetlb_total;
+};
+
+/* Read the system facts under `root` ("" or "/" for the real system, a
+ * directory of the same shape for tests).  Never fails: unknown stays unknown. */
+ET_HIDDEN void et_sysinfo_read(struct et_sysinfo *si, const char *root);
+ET_HIDDEN const char *et_thp_mode_name(enum et_thp_mode m);
+ET_HIDDEN const char *et_defrag_mode_name(enum et_defrag_mode m);
+
+/* The order `auto` tries backends in, given the facts; returns the count
+ * (0 when nothing can work) and, in *why, a reason when it is 0 or short. */
+ET_HIDDEN int et_backend_chain(const struct et_sysinfo *si, enum et_backend requested,
+                               enum et_backend out[4], const char **why);
+
+/* Small helpers for reading one-line files without stdio. */
+ET_HIDDEN long et_read_file(const char *path, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------- objects */
+
+#define ET_MAX_SEGS 8
+
+struct et_segment {
+	uint64_t start;    /* run-time address of the executable PT_LOAD */
+	uint64_t end;      /* start + p_memsz */
+	uint64_t offset;   /* p_offset (file) */
+	uint32_t flags;    /* PF_R/PF_W/PF_X */
+};
+
+enum et_reason {
+	ET_R_NONE = 0,
+	ET_R_OFF,             /* ENORMOUSTEXT=0 */
+	ET_R_SECURE,          /* AT_SECURE */
+	ET_R_VDSO,
+	ET_R_SELF,
+	ET_R_TEXTREL,
+	ET_R_EXCLUDED,
+	ET_R_NOT_INCLUDED,
+	ET_R_MIN_BYTES,
+	ET_R_NO_WINDOW,       /* no whole PMD window inside the text */
+	ET_R_NOT_READABLE,    /* execute-only or writable text */
+	ET_R_MAPPING,         /* the window is not one plain r-x mapping */
+	ET_R_ALREADY_HUGE,    /* the kernel already maps it huge (file) */
+	ET_R_NO_BACKEND,      /* no backend can work here (policy, pool) */
+	ET_R_NOMEM,           /* replacement could not be mapped */
+	ET_R_NOT_HUGE,        /* the replacement did not land on a huge page */
+	ET_R_MREMAP,          /* the swap itself failed */
+	ET_R_UNVERIFIED,      /* swapped but smaps did not confirm */
+	ET_R_SCRATCH,         /* the library could not get working memory */
+	ET_R__COUNT
+};
+ET_HIDDEN const char *et_reason_text(enum et_reason r);
+
+struct et_object {
+	char path[256];
+	char build_id[41];
+	uint64_t base;
+	struct et_segment segs[ET_MAX_SEGS];
+	uint32_t nsegs;
+	bool is_main;
+	enum et_reason skip;          /* object-level skip, ET_R_NONE = considered */
+	const char *skip_detail;      /* extra text for the reason, may be NULL */
+	/* filled by the stages */
+	uint32_t first_window, nwindows, windows_huge;
+	uint64_t text_bytes, eligible_bytes, remapped_bytes, huge_bytes, elapsed_ns;
+	enum et_backend backend;      /* most used */
+	enum et_reason reason;        /* why something stayed small */
+};
+
+/* Fill objs (at most cap) from dl_iterate_phdr; returns how many objects
+ * there are (call with cap = 0 to count). */
+ET_HIDDEN size_t et_objects_collect(struct et_object *objs, size_t cap);
+
+/* --------------------------------------------------------------------- plan */
+
+struct et_window {
+	uint64_t addr;          /* PMD-aligned start */
+	uint32_t object;        /* index into the object table */
+	uint32_t seg;           /* index of the segment in the object */
+	uint32_t prot;          /* PROT_* of the text */
+	enum et_backend backend;/* what worked (after remap) */
+	enum et_reason reason;  /* why it stayed small */
+	int err;                /* errno of the step that failed, 0 if none */
+	bool candidate;         /* planned and allowed: the remapper may move it */
+	bool staged;            /* replacement ready (during a round) */
+	bool remapped;          /* swapped in */
+	bool file_huge;         /* the kernel already maps it huge from the file */
+	bool huge;              /* confirmed by smaps */
+	uint64_t slot;          /* staging address during remap (0 = none) */
+};
+
+/* The pure planner: every PMD window [w, w+pmd) that lies wholly inside one
+ * of the segments, in address order of the input.  Writes at most `cap`
+ * windows and returns how many there are in all (so a caller can size its
+ * table with a first call where cap = 0). */
+ET_HIDDEN size_t et_plan_windows(const struct et_segment *segs, size_t nsegs,
+                                 uint64_t pmd, uint32_t object,
+                                 struct et_window *out, size_t cap);
+
+/* ------------------------------------------------------------------ smaps */
+
+struct et_vma {
+	uint64_t start, end, offset, inode;
+	uint32_t prot;          /* PROT_* from the perms column */
+	bool shared;            /* 's' */
+	uint32_t path_off;      /* offset of the path in the string pool, 0 = none */
+	uint64_t anon_huge, file_pmd, shmem_pmd, hugetlb;  /* bytes */
+};
+
+struct et_smaps {
+	struct et_vma *vmas;
+	size_t count, cap;
+	char *pool;             /* path strings, pool[0] = '\0' */
+	size_t pool_len, pool_cap;
+	void *mem;              /* the scratch mapping holding both */
+	size_t mem_len;
+};
+
+/* Parse smaps text from fd into sm (which owns a scratch mapping sized for
+ * up to `cap` VMAs).  0 or -errno.  Callable on any smaps-formatted file. */
+ET_HIDDEN int et_smaps_read_fd(struct et_smaps *sm, int fd);
+ET_HIDDEN int et_smaps_read(struct et_smaps *sm, const char *path);
+ET_HIDDEN void et_smaps_free(struct et_smaps *sm);
+ET_HIDDEN const struct et_vma *et_smaps_find(const struct et_smaps *sm, uint64_t addr);
+ET_HIDDEN const char *et_vma_path(const struct et_smaps *sm, const struct et_vma *v);
+ET_HIDDEN uint64_t et_vma_huge_bytes(const struct et_vma *v);
+
+/* ------------------------------------------------------------------ remap */
+
+struct et_run {
+	struct et_options opt;
+	struct et_sysinfo si;
+	struct et_object *objs;
+	size_t nobjs;
+	struct et_window *wins;
+	size_t nwins;
+	uint64_t t0_ns, elapsed_ns;
+	enum et_reason reason;         /* process-level reason (off, secure, ...) */
+	const char *reason_detail;
+	bool ran;
+};
+
+/* Stage, verify and swap every planned window (see remap.c). */
+ET_HIDDEN void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain);
+/* Confirm from smaps what is huge; fills windows' `huge` and objects' figures. */
+ET_HIDDEN void et_verify(struct et_run *run);
+
+/* ----------------------------------------------------------------- report */
+
+ET_HIDDEN void et_report_log(const struct et_run *run);
+ET_HIDDEN int et_report_json(const struct et_run *run, const char *path);
+
+/* ----------------------------------------------------------------- util */
+
+ET_HIDDEN void *et_scratch_alloc(size_t len);
+ET_HIDDEN void et_scratch_free(void *p, size_t len);
+ET_HIDDEN uint64_t et_now_ns(void);
+ET_HIDDEN size_t et_strlcpy(char *dst, const char *src, size_t cap);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * log.c — the one log facility.
+ *
+ * Every line starts with "enormoustext: ", is formatted into a stack buffer
+ * and leaves with a single write(2) to stderr: no stdio buffer, no malloc,
+ * errno preserved — it is called from a constructor that may run before the
+ * program's allocator or stdio are ready.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int log_level;        /* lines at or below this level are written */
+static bool log_silenced;    /* the user said ENORMOUSTEXT_VERBOSE=0 */
+
+void et_log_setup(int verbose, bool silenced)
+{
+	log_level = verbose;
+	log_silenced = silenced;
+}
+
+bool et_log_enabled(int level)
+{
+	if (level == 0)
+		return !log_silenced;
+	return level <= log_level;
+}
+
+void et_log(int level, const char *fmt, ...)
+{
+	if (!et_log_enabled(level))
+		return;
+	int saved = errno;
+	char buf[1024];
+	static const char prefix[] = "enormoustext: ";
+	size_t n = sizeof prefix - 1;
+	memcpy(buf, prefix, n);
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(buf + n, sizeof buf - n - 1, fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		k = 0;
+	if ((size_t)k > sizeof buf - n - 2)
+		k = (int)(sizeof buf - n - 2);
+	n += (size_t)k;
+	buf[n++] = '\n';
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t w = write(2, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		p += w;
+		n -= (size_t)w;
+	}
+	errno = saved;
+}

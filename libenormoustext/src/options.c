@@ -1,0 +1,206 @@
+/*
+ * options.c — the environment variables, as data.
+ *
+ * One table names every variable with its default and what it accepts; one
+ * parser per kind of value (on/off, integer range, size with K/M/G, backend
+ * name, globs, path).  A bad value produces exactly one warning naming the
+ * variable and what it accepts, and the default stays.  Read once, at
+ * start-up, with getenv (safe in a constructor: the environment is set up
+ * before any constructor runs).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <string.h>
+
+static const struct et_option_desc table[ET_OPT__COUNT] = {
+	[ET_OPT_ENABLE] = { "ENORMOUSTEXT", "1", "1/0, on/off, yes/no, true/false",
+		"0 turns the library off entirely" },
+	[ET_OPT_VERBOSE] = { "ENORMOUSTEXT_VERBOSE", "0", "an integer 0..3",
+		"0 silent, 1 one summary line, 2 a line per object, 3 debug" },
+	[ET_OPT_BACKEND] = { "ENORMOUSTEXT_BACKEND", "auto", "auto, file, thp, collapse, hugetlb",
+		"how replacements are made huge; auto picks from the THP policy and pool" },
+	[ET_OPT_INCLUDE] = { "ENORMOUSTEXT_INCLUDE", "", "colon-separated globs on object paths",
+		"only objects matching one of these globs" },
+	[ET_OPT_EXCLUDE] = { "ENORMOUSTEXT_EXCLUDE", "", "colon-separated globs on object paths",
+		"skip objects matching one of these globs" },
+	[ET_OPT_MIN_BYTES] = { "ENORMOUSTEXT_MIN_BYTES", "0", "a size in bytes with optional K/M/G suffix",
+		"skip objects with less eligible text than this" },
+	[ET_OPT_REPORT] = { "ENORMOUSTEXT_REPORT", "", "a writable file path",
+		"write a JSON report of what was done to this file" },
+};
+
+const struct et_option_desc *et_option_table(size_t *count)
+{
+	if (count)
+		*count = ET_OPT__COUNT;
+	return table;
+}
+
+static bool ieq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		char x = *a, y = *b;
+		if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
+		if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
+		if (x != y)
+			return false;
+	}
+	return *a == *b;
+}
+
+int et_parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "1", "on", "yes", "true", "enable", "enabled" };
+	static const char *const no[] = { "0", "off", "no", "false", "disable", "disabled" };
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+		if (ieq(s, yes[i])) { *out = true; return 0; }
+		if (ieq(s, no[i])) { *out = false; return 0; }
+	}
+	return -EINVAL;
+}
+
+int et_parse_size(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *p = s;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	unsigned shift = 0;
+	switch (*p) {
+	case 'k': case 'K': shift = 10; p++; break;
+	case 'm': case 'M': shift = 20; p++; break;
+	case 'g': case 'G': shift = 30; p++; break;
+	default: break;
+	}
+	if (shift && (*p == 'i' || *p == 'I') && (p[1] == 'B' || p[1] == 'b'))
+		p += 2;           /* accept KiB/MiB/GiB */
+	else if (shift && (*p == 'B' || *p == 'b'))
+		p++;              /* and KB/MB/GB */
+	if (*p)
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = v << shift;
+	return 0;
+}
+
+static const char *const backend_names[ET_BACKEND__COUNT] = {
+	[ET_BACKEND_AUTO] = "auto", [ET_BACKEND_FILE] = "file", [ET_BACKEND_THP] = "thp",
+	[ET_BACKEND_COLLAPSE] = "collapse", [ET_BACKEND_HUGETLB] = "hugetlb",
+	[ET_BACKEND_NONE] = "none",
+};
+
+const char *et_backend_name(enum et_backend b)
+{
+	return (unsigned)b < ET_BACKEND__COUNT ? backend_names[b] : "?";
+}
+
+int et_parse_backend(const char *s, enum et_backend *out)
+{
+	for (int b = 0; b < ET_BACKEND_NONE; b++) {
+		if (ieq(s, backend_names[b])) {
+			*out = (enum et_backend)b;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* A glob list is valid when it has at least one non-empty element. */
+static bool glob_list_valid(const char *s)
+{
+	for (; *s; s++)
+		if (*s != ':')
+			return true;
+	return false;
+}
+
+bool et_glob_list_match(const char *globs, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	char pat[512];
+	const char *p = globs;
+	while (*p) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n > 0 && n < sizeof pat) {
+			memcpy(pat, p, n);
+			pat[n] = '\0';
+			if (fnmatch(pat, path, 0) == 0 || fnmatch(pat, base, 0) == 0)
+				return true;
+		}
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return false;
+}
+
+int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, void *ctx)
+{
+	int bad = 0;
+	memset(o, 0, sizeof *o);
+	o->enabled = true;
+	o->backend = ET_BACKEND_AUTO;
+
+	for (int id = 0; id < ET_OPT__COUNT; id++) {
+		const char *v = get(table[id].name, ctx);
+		if (!v)
+			continue;
+		int ok = 0;
+		switch ((enum et_option_id)id) {
+		case ET_OPT_ENABLE:
+			ok = et_parse_bool(v, &o->enabled);
+			break;
+		case ET_OPT_VERBOSE: {
+			uint64_t n;
+			ok = (v[0] && et_parse_size(v, &n) == 0 && n <= 3 && strlen(v) == 1) ? 0 : -EINVAL;
+			if (ok == 0) {
+				o->verbose = (int)n;
+				o->verbose_set = true;
+			}
+			break;
+		}
+		case ET_OPT_BACKEND:
+			ok = et_parse_backend(v, &o->backend);
+			break;
+		case ET_OPT_INCLUDE:
+		case ET_OPT_EXCLUDE:
+			/* Empty means "not set"; a list of only colons is a mistake. */
+			if (!*v)
+				break;
+			if (!glob_list_valid(v)) {
+				ok = -EINVAL;
+				break;
+			}
+			if (id == ET_OPT_INCLUDE)
+				o->include = v;
+			else
+				o->exclude = v;
+			break;
+		case ET_OPT_MIN_BYTES:
+			ok = et_parse_size(v, &o->min_bytes);
+			break;
+		case ET_OPT_REPORT:
+			if (*v)
+				o->report = v;
+			break;
+		case ET_OPT__COUNT:
+			break;
+		}
+		if (ok != 0) {
+			bad++;
+			if (warn)
+				warn(table[id].name, v, table[id].accepts, ctx);
+		}
+	}
+	return bad;
+}

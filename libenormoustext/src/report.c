@@ -1,0 +1,296 @@
+/*
+ * report.c — telling what was done: the summary and per-object log lines
+ * (ENORMOUSTEXT_VERBOSE) and the JSON report (ENORMOUSTEXT_REPORT).  Only
+ * what smaps confirmed is called huge.  Formats into stack buffers and
+ * writes with write(2); the JSON file is written beside its final name and
+ * renamed into place, so a reader never sees half a report.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const reason_texts[ET_R__COUNT] = {
+	[ET_R_NONE] = "",
+	[ET_R_OFF] = "turned off (ENORMOUSTEXT=0)",
+	[ET_R_SECURE] = "secure-execution process (setuid/setgid/capabilities): nothing done",
+	[ET_R_VDSO] = "the vdso",
+	[ET_R_SELF] = "libenormoustext itself",
+	[ET_R_TEXTREL] = "has text relocations",
+	[ET_R_EXCLUDED] = "excluded by ENORMOUSTEXT_EXCLUDE",
+	[ET_R_NOT_INCLUDED] = "not matched by ENORMOUSTEXT_INCLUDE",
+	[ET_R_MIN_BYTES] = "less eligible text than ENORMOUSTEXT_MIN_BYTES",
+	[ET_R_NO_WINDOW] = "no whole huge-page window inside its text",
+	[ET_R_NOT_READABLE] = "text segment is not plain read+execute",
+	[ET_R_MAPPING] = "the window is not one private read+execute file mapping",
+	[ET_R_ALREADY_HUGE] = "already huge (file-backed)",
+	[ET_R_NO_BACKEND] = "no backend can get huge pages here",
+	[ET_R_NOMEM] = "could not map the replacement",
+	[ET_R_NOT_HUGE] = "the copy did not land on a huge page",
+	[ET_R_MREMAP] = "mremap refused the swap",
+	[ET_R_UNVERIFIED] = "smaps did not confirm it huge",
+	[ET_R_SCRATCH] = "could not get working memory",
+};
+
+const char *et_reason_text(enum et_reason r)
+{
+	return (unsigned)r < ET_R__COUNT ? reason_texts[r] : "?";
+}
+
+/* "162", "1.4", "0.2": MiB with one decimal below 10 MiB. */
+static const char *mib(char *buf, size_t cap, uint64_t bytes)
+{
+	uint64_t tenths = (bytes * 10 + (1u << 19)) >> 20;
+	if (bytes > 0 && tenths == 0) {
+		snprintf(buf, cap, "<0.1");
+		return buf;
+	}
+	if (tenths >= 100 || tenths % 10 == 0)
+		snprintf(buf, cap, "%llu", (unsigned long long)((tenths + 5) / 10));
+	else
+		snprintf(buf, cap, "%llu.%llu", (unsigned long long)(tenths / 10),
+		         (unsigned long long)(tenths % 10));
+	return buf;
+}
+
+static const char *page_label(char *buf, size_t cap, uint64_t pmd)
+{
+	if (pmd >= (1u << 20))
+		snprintf(buf, cap, "%llu MiB", (unsigned long long)(pmd >> 20));
+	else
+		snprintf(buf, cap, "%llu KiB", (unsigned long long)(pmd >> 10));
+	return buf;
+}
+
+void et_report_log(const struct et_run *run)
+{
+	char a[32], b[32], pg[32];
+	if (!run->ran) {
+		if (run->reason != ET_R_SECURE)
+			et_log(2, "%s", et_reason_text(run->reason));
+		return;
+	}
+	struct enormoustext_stats st = { .size = sizeof st };
+	enormoustext_get_stats(&st);
+
+	if (et_log_enabled(2)) {
+		for (size_t i = 0; i < run->nobjs; i++) {
+			const struct et_object *o = &run->objs[i];
+			const char *name = o->path[0] ? o->path : "(unnamed)";
+			if (o->skip != ET_R_NONE) {
+				et_log(2, "%s: left alone: %s%s%s", name, et_reason_text(o->skip),
+				       o->skip_detail ? ": " : "", o->skip_detail ? o->skip_detail : "");
+				continue;
+			}
+			if (o->nwindows == 0) {
+				et_log(2, "%s: left small: no whole %s window in %s MiB of text", name,
+				       page_label(pg, sizeof pg, run->si.pmd_size), mib(a, sizeof a, o->text_bytes));
+				continue;
+			}
+			if (o->windows_huge == o->nwindows) {
+				et_log(2, "%s: %s of %s MiB text huge (%s), %u window(s), %.1f ms", name,
+				       mib(a, sizeof a, o->huge_bytes), mib(b, sizeof b, o->text_bytes),
+				       et_backend_name(o->backend), o->nwindows, (double)o->elapsed_ns / 1e6);
+				continue;
+			}
+			/* Something stayed small: say why, with errno where there is one. */
+			int err = 0;
+			for (uint32_t k = 0; k < o->nwindows; k++) {
+				const struct et_window *w = &run->wins[o->first_window + k];
+				if (!w->huge && w->err) {
+					err = w->err;
+					break;
+				}
+			}
+			et_log(2, "%s: %s of %s MiB text huge (%s), %u of %u window(s) left small: %s%s%s%s%s",
+			       name, mib(a, sizeof a, o->huge_bytes), mib(b, sizeof b, o->text_bytes),
+			       et_backend_name(o->backend), o->nwindows - o->windows_huge, o->nwindows,
+			       et_reason_text(o->reason), o->skip_detail ? ": " : "",
+			       o->skip_detail ? o->skip_detail : "", err ? ": " : "", err ? strerror(err) : "");
+		}
+	}
+	et_log(1, "%u object%s, %s MiB of %s MiB text on %s pages (%s), %llu ms%s%s",
+	       st.objects_huge, st.objects_huge == 1 ? "" : "s", mib(a, sizeof a, st.huge_bytes),
+	       mib(b, sizeof b, st.text_bytes), page_label(pg, sizeof pg, run->si.pmd_size),
+	       st.backend, (unsigned long long)(st.elapsed_ns / 1000000),
+	       st.reason[0] ? "; " : "", st.reason);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+struct jw {
+	int fd;
+	int err;
+	size_t n;
+	char buf[4096];
+};
+
+static void jw_flush(struct jw *j)
+{
+	const char *p = j->buf;
+	while (j->n > 0 && !j->err) {
+		ssize_t w = write(j->fd, p, j->n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			j->err = w < 0 ? errno : EIO;
+			break;
+		}
+		p += w;
+		j->n -= (size_t)w;
+	}
+	j->n = 0;
+}
+
+static void jw_raw(struct jw *j, const char *s, size_t n)
+{
+	while (n > 0) {
+		if (j->n == sizeof j->buf)
+			jw_flush(j);
+		size_t c = sizeof j->buf - j->n;
+		if (c > n)
+			c = n;
+		memcpy(j->buf + j->n, s, c);
+		j->n += c;
+		s += c;
+		n -= c;
+	}
+}
+
+static void jw_fmt(struct jw *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jw_fmt(struct jw *j, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		jw_raw(j, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
+}
+
+static void jw_str(struct jw *j, const char *s)
+{
+	jw_raw(j, "\"", 1);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			char e[2] = { '\\', (char)c };
+			jw_raw(j, e, 2);
+		} else if (c < 0x20) {
+			jw_fmt(j, "\\u%04x", c);
+		} else {
+			jw_raw(j, (const char *)&c, 1);
+		}
+	}
+	jw_raw(j, "\"", 1);
+}
+
+/* Expand %p to the process id (several processes of a preloaded tree can
+ * then share one ENORMOUSTEXT_REPORT value). */
+static int expand_path(const char *in, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (; *in; in++) {
+		char num[24];
+		const char *add = in;
+		size_t len = 1;
+		if (in[0] == '%' && in[1] == 'p') {
+			len = (size_t)snprintf(num, sizeof num, "%ld", (long)getpid());
+			add = num;
+			in++;
+		}
+		if (n + len + 1 > cap)
+			return -ENAMETOOLONG;
+		memcpy(out + n, add, len);
+		n += len;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+int et_report_json(const struct et_run *run, const char *path_in)
+{
+	char path[1024], tmp[1100];
+	int e = expand_path(path_in, path, sizeof path);
+	if (e)
+		return e;
+	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+	struct jw j = { .fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) };
+	if (j.fd < 0)
+		return -errno;
+
+	struct enormoustext_stats st = { .size = sizeof st };
+	enormoustext_get_stats(&st);
+	jw_fmt(&j, "{\n  \"version\": \"%s\",\n  \"pid\": %ld,\n  \"ran\": %s,\n",
+	       enormoustext_version(), (long)getpid(), run->ran ? "true" : "false");
+	jw_raw(&j, "  \"reason\": ", 12);
+	jw_str(&j, st.reason);
+	jw_fmt(&j, ",\n  \"pmd_size\": %llu,\n  \"thp_enabled\": \"%s\",\n  \"thp_defrag\": \"%s\",\n"
+	           "  \"thp_disabled_for_process\": %s,\n  \"hugetlb_free\": %ld,\n"
+	           "  \"backend_requested\": \"%s\",\n  \"backend\": \"%s\",\n",
+	       (unsigned long long)run->si.pmd_size, et_thp_mode_name(run->si.thp),
+	       et_defrag_mode_name(run->si.defrag), run->si.thp_disabled_process ? "true" : "false",
+	       run->si.hugetlb_free, et_backend_name(run->opt.backend), st.backend);
+	jw_fmt(&j, "  \"objects_huge\": %u,\n  \"text_bytes\": %llu,\n  \"eligible_bytes\": %llu,\n"
+	           "  \"remapped_bytes\": %llu,\n  \"huge_bytes\": %llu,\n  \"elapsed_ns\": %llu,\n"
+	           "  \"objects\": [",
+	       st.objects_huge, (unsigned long long)st.text_bytes, (unsigned long long)st.eligible_bytes,
+	       (unsigned long long)st.remapped_bytes, (unsigned long long)st.huge_bytes,
+	       (unsigned long long)st.elapsed_ns);
+	for (size_t i = 0; i < run->nobjs; i++) {
+		const struct et_object *o = &run->objs[i];
+		jw_raw(&j, i ? ",\n    {\"path\": " : "\n    {\"path\": ", i ? 16 : 15);
+		jw_str(&j, o->path);
+		jw_raw(&j, ", \"build_id\": ", 14);
+		jw_str(&j, o->build_id);
+		uint64_t lo = 0, hi = 0;
+		for (uint32_t s = 0; s < o->nsegs; s++) {
+			if (!lo || o->segs[s].start < lo) lo = o->segs[s].start;
+			if (o->segs[s].end > hi) hi = o->segs[s].end;
+		}
+		jw_fmt(&j, ", \"text_start\": \"0x%llx\", \"text_end\": \"0x%llx\", \"text_bytes\": %llu,"
+		           " \"windows\": %u, \"windows_huge\": %u, \"eligible_bytes\": %llu,"
+		           " \"remapped_bytes\": %llu, \"huge_bytes\": %llu, \"backend\": \"%s\","
+		           " \"time_ns\": %llu, \"reasons\": [",
+		       (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)o->text_bytes,
+		       o->nwindows, o->windows_huge, (unsigned long long)o->eligible_bytes,
+		       (unsigned long long)o->remapped_bytes, (unsigned long long)o->huge_bytes,
+		       et_backend_name(o->backend), (unsigned long long)o->elapsed_ns);
+		/* Every distinct reason, object-level first, then per window. */
+		bool seen[ET_R__COUNT] = { false };
+		bool first = true;
+		if (o->skip != ET_R_NONE) {
+			jw_str(&j, et_reason_text(o->skip));
+			seen[o->skip] = true;
+			first = false;
+		} else if (o->nwindows == 0) {
+			jw_str(&j, et_reason_text(ET_R_NO_WINDOW));
+			first = false;
+		}
+		for (uint32_t k = 0; k < o->nwindows; k++) {
+			const struct et_window *w = &run->wins[o->first_window + k];
+			if (w->huge || w->reason == ET_R_NONE || seen[w->reason])
+				continue;
+			seen[w->reason] = true;
+			if (!first)
+				jw_raw(&j, ", ", 2);
+			jw_str(&j, et_reason_text(w->reason));
+			first = false;
+		}
+		jw_raw(&j, "]}", 2);
+	}
+	jw_raw(&j, "\n  ]\n}\n", 7);
+	jw_flush(&j);
+	int err = j.err;
+	if (close(j.fd) != 0 && !err)
+		err = errno;
+	if (!err && rename(tmp, path) != 0)
+		err = errno;
+	if (err)
+		unlink(tmp);
+	return -err;
+}
