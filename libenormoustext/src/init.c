@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 static struct et_run g_run;
 static int g_started;
@@ -71,15 +72,14 @@ static bool other_copy_active(void)
 	return true;
 }
 
-/* Object-level decisions that need the path and the mappings. */
-static void classify_object(struct et_run *run, struct et_object *o, const struct et_smaps *sm)
+/* Object-level decisions that need the path. */
+static void classify_object(struct et_run *run, struct et_object *o, bool need_path)
 {
-	/* The main program's name is "" from the loader: take the file path of
-	 * its text mapping. */
-	if (!o->path[0] && o->nsegs > 0 && sm) {
-		const struct et_vma *v = et_smaps_find(sm, o->segs[0].start);
-		if (v && v->path_off)
-			et_strlcpy(o->path, et_vma_path(sm, v), sizeof o->path);
+	/* The main program's name is "" from the loader (glibc); readlink costs
+	 * a few microseconds, so only when the path is used. */
+	if (!o->path[0] && o->is_main && need_path) {
+		ssize_t n = readlink("/proc/self/exe", o->path, sizeof o->path - 1);
+		o->path[n > 0 ? n : 0] = '\0';
 	}
 	if (o->skip != ET_R_NONE)
 		return;
@@ -170,6 +170,14 @@ static void summarise(struct et_run *run)
 	}
 }
 
+/* Debug (ENORMOUSTEXT_VERBOSE=3): time since start-up at each stage. */
+#define ET_MARK(run, what) \
+	do { \
+		if (et_log_enabled(3)) \
+			et_log(3, "%s at %llu us", what, \
+			       (unsigned long long)((et_now_ns() - (run)->t0_ns) / 1000)); \
+	} while (0)
+
 static void run_pipeline(struct et_run *run)
 {
 	struct warn_ctx wc = { .n = 0 };
@@ -183,44 +191,62 @@ static void run_pipeline(struct et_run *run)
 		return;
 	}
 	run->ran = true;
-	et_sysinfo_read(&run->si, "/");
-	const uint64_t H = run->si.pmd_size;
+	ET_MARK(run, "options");
 
 	/* Objects: count, then fill a table sized with room for a few more
-	 * (another thread may dlopen meanwhile; extras are ignored). */
-	size_t n = et_objects_collect(NULL, 0) + 8;
+	 * (another thread may dlopen meanwhile; extras are ignored).  The count
+	 * pass also gives the largest text segment: most processes have none
+	 * as large as a huge page, and stop here, before any system call —
+	 * unless the user asked for a per-object account. */
+	uint64_t max_seg = 0;
+	size_t n = et_objects_collect(NULL, 0, &max_seg, &run->quick_text) + 8;
+	uint64_t floor = et_pmd_size_floor();
+	bool account = et_log_enabled(2) || run->opt.report;
+	if (floor && max_seg < floor && !account) {
+		run->si.pmd_size = floor;
+		run->quick = true;
+		return;
+	}
+	et_sysinfo_read_pmd(&run->si, "/");
+	ET_MARK(run, "pmd size");
+	const uint64_t H = run->si.pmd_size;
+
 	size_t objs_len = n * sizeof(struct et_object);
 	run->objs = et_scratch_alloc(objs_len);
 	if (!run->objs) {
 		run->reason = ET_R_SCRATCH;
 		return;
 	}
-	run->nobjs = et_objects_collect(run->objs, n);
+	run->nobjs = et_objects_collect(run->objs, n, NULL, NULL);
 	if (run->nobjs > n)
 		run->nobjs = n;
 
-	struct et_smaps sm;
-	int smerr = et_smaps_read(&sm, "/proc/self/smaps");
-	const struct et_smaps *smp = smerr ? NULL : &sm;
-
+	ET_MARK(run, "objects");
 	size_t total = 0;
 	for (size_t i = 0; i < run->nobjs; i++) {
 		struct et_object *o = &run->objs[i];
-		classify_object(run, o, smp);
 		o->first_window = (uint32_t)total;
 		o->nwindows = (uint32_t)et_plan_windows(o->segs, o->nsegs, H, (uint32_t)i, NULL, 0);
+		classify_object(run, o, account || run->opt.include || run->opt.exclude || o->nwindows);
 		if (o->skip != ET_R_NONE)
 			o->nwindows = 0;
 		total += o->nwindows;
 	}
-	size_t wins_len = (total ? total : 1) * sizeof(struct et_window);
-	run->wins = et_scratch_alloc(wins_len);
+	/* Most processes stop here: no object has a whole window, so there is
+	 * no need to read the policy or the (costly) smaps. */
+	ET_MARK(run, "plan");
+	if (total == 0)
+		return;
+	run->wins = et_scratch_alloc(total * sizeof(struct et_window));
 	if (!run->wins) {
 		run->reason = ET_R_SCRATCH;
-		if (smp)
-			et_smaps_free(&sm);
 		return;
 	}
+	et_sysinfo_read_policy(&run->si, "/");
+	struct et_smaps sm;
+	int smerr = et_smaps_read(&sm, "/proc/self/smaps");
+	const struct et_smaps *smp = smerr ? NULL : &sm;
+	ET_MARK(run, "policy and smaps");
 	run->nwins = total;
 	for (size_t i = 0; i < run->nobjs; i++) {
 		struct et_object *o = &run->objs[i];
@@ -258,7 +284,9 @@ static void run_pipeline(struct et_run *run)
 	} else {
 		et_remap_all(run, chain, nchain);
 	}
+	ET_MARK(run, "remap");
 	et_verify(run);
+	ET_MARK(run, "verify");
 	summarise(run);
 }
 
@@ -330,6 +358,10 @@ int enormoustext_get_stats(struct enormoustext_stats *out)
 		if (!g_run.wins[j].huge && g_run.wins[j].reason != ET_R_NONE &&
 		    g_run.wins[j].reason != ET_R_MIN_BYTES)
 			r = et_reason_text(g_run.wins[j].reason);
+	if (g_run.quick) {
+		st.text_bytes = g_run.quick_text;
+		r = "no loaded object has a text segment as large as one huge page";
+	}
 	if (!r && g_run.ran && st.eligible_bytes == 0)
 		r = "no whole huge-page window in any object's text";
 	if (r) {

@@ -115,6 +115,10 @@ struct et_sysinfo {
 /* Read the system facts under `root` ("" or "/" for the real system, a
  * directory of the same shape for tests).  Never fails: unknown stays unknown. */
 ET_HIDDEN void et_sysinfo_read(struct et_sysinfo *si, const char *root);
+/* The two halves of et_sysinfo_read: the PMD size (resets *si first), and
+ * the policy and pool (read only when there is something to move). */
+ET_HIDDEN void et_sysinfo_read_pmd(struct et_sysinfo *si, const char *root);
+ET_HIDDEN void et_sysinfo_read_policy(struct et_sysinfo *si, const char *root);
 ET_HIDDEN const char *et_thp_mode_name(enum et_thp_mode m);
 ET_HIDDEN const char *et_defrag_mode_name(enum et_defrag_mode m);
 
@@ -178,8 +182,14 @@ struct et_object {
 };
 
 /* Fill objs (at most cap) from dl_iterate_phdr; returns how many objects
- * there are (call with cap = 0 to count). */
-ET_HIDDEN size_t et_objects_collect(struct et_object *objs, size_t cap);
+ * there are (call with cap = 0 to count).  *max_seg (if not NULL) gets the
+ * size of the largest executable segment of the objects not filled in,
+ * *text_bytes (if not NULL) the sum of their executable segments. */
+ET_HIDDEN size_t et_objects_collect(struct et_object *objs, size_t cap, uint64_t *max_seg,
+                                     uint64_t *text_bytes);
+/* A size no PMD can be smaller than on this architecture, known without a
+ * system call (0 when there is no such knowledge). */
+ET_HIDDEN uint64_t et_pmd_size_floor(void);
 
 /* --------------------------------------------------------------------- plan */
 
@@ -248,6 +258,9 @@ struct et_run {
 	enum et_reason reason;         /* process-level reason (off, secure, ...) */
 	const char *reason_detail;
 	bool ran;
+	bool quick;                    /* stopped after counting: no object has a
+	                                  segment as large as a huge page */
+	uint64_t quick_text;           /* text bytes seen by that count */
 };
 
 /* Stage, verify and swap every planned window (see remap.c). */

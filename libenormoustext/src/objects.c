@@ -25,6 +25,8 @@ struct collect {
 	size_t n, cap;
 	uintptr_t self_addr;
 	uintptr_t vdso;
+	uint64_t max_seg;    /* largest executable segment (file-backed bytes) */
+	uint64_t text;       /* all executable segments (counting pass) */
 };
 
 static void hexbuild(const unsigned char *d, size_t n, char out[41])
@@ -78,8 +80,18 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	struct collect *c = arg;
 	size_t idx = c->n++;
-	if (idx >= c->cap)
-		return 0;    /* counting pass, or table full */
+	if (idx >= c->cap) {
+		/* Counting pass (or table full): only the largest text segment. */
+		for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+			const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+			if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+				continue;
+			c->text += ph->p_memsz;
+			if (ph->p_filesz > c->max_seg)
+				c->max_seg = ph->p_filesz;
+		}
+		return 0;
+	}
 	struct et_object *o = &c->objs[idx];
 	memset(o, 0, sizeof *o);
 	o->base = info->dlpi_addr;
@@ -135,9 +147,28 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 static void self_marker(void) {}
 
-size_t et_objects_collect(struct et_object *objs, size_t cap)
+size_t et_objects_collect(struct et_object *objs, size_t cap, uint64_t *max_seg,
+                          uint64_t *text_bytes)
 {
-	struct collect c = { objs, 0, cap, (uintptr_t)&self_marker, (uintptr_t)getauxval(AT_SYSINFO_EHDR) };
+	struct collect c = { objs, 0, cap, (uintptr_t)&self_marker,
+	                     (uintptr_t)getauxval(AT_SYSINFO_EHDR), 0, 0 };
 	dl_iterate_phdr(collect_cb, &c);
+	if (max_seg)
+		*max_seg = c.max_seg;
+	if (text_bytes)
+		*text_bytes = c.text;
 	return c.n;
+}
+
+uint64_t et_pmd_size_floor(void)
+{
+	/* Where the PMD maps (page size / 8) pages of the page size — x86-64
+	 * (2 MiB), arm64 with 4/16/64 KiB pages (2/32/512 MiB), riscv64 — that
+	 * product is the PMD size itself.  Elsewhere: no floor, read sysfs. */
+#if defined(__x86_64__) || defined(__aarch64__) || (defined(__riscv) && __riscv_xlen == 64)
+	uint64_t pg = getauxval(AT_PAGESZ);
+	if (pg >= 4096 && (pg & (pg - 1)) == 0)
+		return pg / 8 * pg;
+#endif
+	return 0;
 }

@@ -160,6 +160,9 @@ static void jw_raw(struct jw *j, const char *s, size_t n)
 	}
 }
 
+/* A string literal, its length counted by the compiler. */
+#define jw_lit(j, s) jw_raw((j), "" s, sizeof(s) - 1)
+
 static void jw_fmt(struct jw *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void jw_fmt(struct jw *j, const char *fmt, ...)
 {
@@ -227,7 +230,7 @@ int et_report_json(const struct et_run *run, const char *path_in)
 	enormoustext_get_stats(&st);
 	jw_fmt(&j, "{\n  \"version\": \"%s\",\n  \"pid\": %ld,\n  \"ran\": %s,\n",
 	       enormoustext_version(), (long)getpid(), run->ran ? "true" : "false");
-	jw_raw(&j, "  \"reason\": ", 12);
+	jw_lit(&j, "  \"reason\": ");
 	jw_str(&j, st.reason);
 	jw_fmt(&j, ",\n  \"pmd_size\": %llu,\n  \"thp_enabled\": \"%s\",\n  \"thp_defrag\": \"%s\",\n"
 	           "  \"thp_disabled_for_process\": %s,\n  \"hugetlb_free\": %ld,\n"
@@ -243,9 +246,11 @@ int et_report_json(const struct et_run *run, const char *path_in)
 	       (unsigned long long)st.elapsed_ns);
 	for (size_t i = 0; i < run->nobjs; i++) {
 		const struct et_object *o = &run->objs[i];
-		jw_raw(&j, i ? ",\n    {\"path\": " : "\n    {\"path\": ", i ? 16 : 15);
+		if (i)
+			jw_lit(&j, ",");
+		jw_lit(&j, "\n    {\"path\": ");
 		jw_str(&j, o->path);
-		jw_raw(&j, ", \"build_id\": ", 14);
+		jw_lit(&j, ", \"build_id\": ");
 		jw_str(&j, o->build_id);
 		uint64_t lo = 0, hi = 0;
 		for (uint32_t s = 0; s < o->nsegs; s++) {
@@ -277,13 +282,13 @@ int et_report_json(const struct et_run *run, const char *path_in)
 				continue;
 			seen[w->reason] = true;
 			if (!first)
-				jw_raw(&j, ", ", 2);
+				jw_lit(&j, ", ");
 			jw_str(&j, et_reason_text(w->reason));
 			first = false;
 		}
-		jw_raw(&j, "]}", 2);
+		jw_lit(&j, "]}");
 	}
-	jw_raw(&j, "\n  ]\n}\n", 7);
+	jw_lit(&j, "\n  ]\n}\n");
 	jw_flush(&j);
 	int err = j.err;
 	if (close(j.fd) != 0 && !err)

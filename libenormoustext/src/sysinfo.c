@@ -49,9 +49,9 @@ static long read_long(const char *path, bool *ok)
 	return v;
 }
 
-void et_sysinfo_read(struct et_sysinfo *si, const char *root)
+void et_sysinfo_read_pmd(struct et_sysinfo *si, const char *root)
 {
-	char path[512], buf[256], word[32];
+	char path[512];
 	bool ok;
 
 	memset(si, 0, sizeof *si);
@@ -66,6 +66,12 @@ void et_sysinfo_read(struct et_sysinfo *si, const char *root)
 		si->pmd_size = (uint64_t)pmd;
 		si->pmd_size_read = true;
 	}
+}
+
+void et_sysinfo_read_policy(struct et_sysinfo *si, const char *root)
+{
+	char path[512], buf[256], word[32];
+	bool ok;
 
 	join(path, sizeof path, root, "/sys/kernel/mm/transparent_hugepage/enabled");
 	if (et_read_file(path, buf, sizeof buf) > 0 && bracketed(buf, word, sizeof word) == 0) {
@@ -100,6 +106,12 @@ void et_sysinfo_read(struct et_sysinfo *si, const char *root)
 	/* The process flag is not a file: it is only read for the real system. */
 	if (!root || !*root || !strcmp(root, "/"))
 		si->thp_disabled_process = prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) > 0;
+}
+
+void et_sysinfo_read(struct et_sysinfo *si, const char *root)
+{
+	et_sysinfo_read_pmd(si, root);
+	et_sysinfo_read_policy(si, root);
 }
 
 const char *et_thp_mode_name(enum et_thp_mode m)

@@ -1,0 +1,106 @@
+/*
+ * spawnbench.c — start-up cost of a program with and without an LD_PRELOAD,
+ * measured the way bench/ measures everything: A and B alternated in one go.
+ *
+ *   spawnbench [-p PAIRS] [-r RUNS] LIBRARY PROGRAM [ARGS...]
+ *
+ * Each pair runs RUNS executions plain (A) then RUNS with LD_PRELOAD=LIBRARY
+ * (B), timing each with CLOCK_MONOTONIC around posix_spawn + waitpid; the
+ * pair's ratio is median(B) / median(A) (medians drop the runs the noisy
+ * machine disturbed).  Prints every pair, then the median ratio and the
+ * spread (min..max) over pairs.
+ */
+#define _GNU_SOURCE
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t run_once(char **argv, char **envp)
+{
+	pid_t pid;
+	uint64_t t0 = now_ns();
+	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, envp) != 0) {
+		perror(argv[0]);
+		exit(1);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "spawnbench: %s failed\n", argv[0]);
+		exit(1);
+	}
+	return now_ns() - t0;
+}
+
+int main(int argc, char **argv)
+{
+	int pairs = 11, runs = 200, opt;
+	while ((opt = getopt(argc, argv, "+p:r:")) != -1) {
+		if (opt == 'p') pairs = atoi(optarg);
+		else if (opt == 'r') runs = atoi(optarg);
+		else return 2;
+	}
+	if (argc - optind < 2 || pairs < 1 || runs < 1) {
+		fprintf(stderr, "usage: spawnbench [-p PAIRS] [-r RUNS] LIBRARY PROGRAM [ARGS...]\n");
+		return 2;
+	}
+	const char *lib = argv[optind];
+	char **prog = argv + optind + 1;
+
+	/* B's environment: ours plus LD_PRELOAD; A's: ours without LD_PRELOAD. */
+	size_t n = 0;
+	while (environ[n]) n++;
+	char **ea = calloc(n + 1, sizeof *ea), **eb = calloc(n + 2, sizeof *eb);
+	size_t ia = 0, ib = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(environ[i], "LD_PRELOAD=", 11)) continue;
+		ea[ia++] = environ[i];
+		eb[ib++] = environ[i];
+	}
+	char *pre = malloc(strlen(lib) + 12);
+	sprintf(pre, "LD_PRELOAD=%s", lib);
+	eb[ib++] = pre;
+
+	uint64_t *ta = calloc((size_t)runs, sizeof *ta), *tb = calloc((size_t)runs, sizeof *tb);
+	double *ratio = calloc((size_t)pairs, sizeof *ratio);
+	for (int i = 0; i < 20; i++) { run_once(prog, ea); run_once(prog, eb); }   /* warm up */
+	for (int p = 0; p < pairs; p++) {
+		for (int r = 0; r < runs; r++) ta[r] = run_once(prog, ea);
+		for (int r = 0; r < runs; r++) tb[r] = run_once(prog, eb);
+		qsort(ta, (size_t)runs, sizeof *ta, cmp_u64);
+		qsort(tb, (size_t)runs, sizeof *tb, cmp_u64);
+		double a = (double)ta[runs / 2], b = (double)tb[runs / 2];
+		ratio[p] = b / a;
+		printf("pair %2d: plain %8.1f us, preloaded %8.1f us (medians of %d), ratio %.4f\n",
+		       p, a / 1e3, b / 1e3, runs, ratio[p]);
+	}
+	qsort(ratio, (size_t)pairs, sizeof *ratio, cmp_d);
+	double med = pairs % 2 ? ratio[pairs / 2] : (ratio[pairs / 2 - 1] + ratio[pairs / 2]) / 2;
+	printf("median ratio %.4f spread %.4f..%.4f pairs %d runs %d\n", med, ratio[0], ratio[pairs - 1], pairs, runs);
+	return 0;
+}
