@@ -50,6 +50,16 @@ int main(int argc, char **argv)
 			" return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec; }\n"
 			"static uint32_t expect(long i, uint32_t x) { return (x ^ (uint32_t)(i * 40503u + 7u)) * 2654435761u + (uint32_t)i; }\n"
 			"extern const %s_fn *synth_tables[]; extern const long *synth_counts[]; extern int synth_ntables;\n"
+			"/* Executable mappings and how much of them is huge, from our own smaps. */\n"
+			"static void text_huge(unsigned long long *text, unsigned long long *huge) {\n"
+			"  FILE *f = fopen(\"/proc/self/smaps\", \"r\"); char line[4096]; int x = 0; unsigned long long a, b, kb;\n"
+			"  *text = *huge = 0; if (!f) return;\n"
+			"  while (fgets(line, sizeof line, f)) {\n"
+			"    char perms[8];\n"
+			"    if (sscanf(line, \"%%llx-%%llx %%7s\", &a, &b, perms) == 3) { x = perms[2] == 'x'; if (x) *text += b - a; continue; }\n"
+			"    if (x && (sscanf(line, \"AnonHugePages: %%llu kB\", &kb) == 1 || sscanf(line, \"FilePmdMapped: %%llu kB\", &kb) == 1\n"
+			"              || sscanf(line, \"Private_Hugetlb: %%llu kB\", &kb) == 1)) *huge += kb * 1024;\n"
+			"  }\n  fclose(f);\n}\n"
 			"int main(int argc, char **argv) {\n"
 			"  long calls = argc > 1 ? atol(argv[1]) : 20000000; int skew = argc > 2 && !strcmp(argv[2], \"skewed\");\n"
 			"  long total = 0; for (int t = 0; t < synth_ntables; t++) total += *synth_counts[t];\n"
@@ -66,7 +76,8 @@ int main(int argc, char **argv)
 			"    acc += synth_tables[t][k](acc);\n"
 			"  }\n"
 			"  uint64_t dt = now_ns() - t0;\n"
-			"  printf(\"calls %%ld ns_per_call %%.3f total_functions %%ld acc %%u\\n\", calls, (double)dt / (double)calls, total, acc);\n"
+			"  unsigned long long tb, hb; text_huge(&tb, &hb);\n"
+			"  printf(\"calls %%ld ns_per_call %%.3f total_functions %%ld acc %%u text_bytes %%llu huge_text_bytes %%llu\\n\", calls, (double)dt / (double)calls, total, acc, tb, hb);\n"
 			"  return 0;\n}\n", pre);
 	}
 	if (fclose(f) != 0) {
