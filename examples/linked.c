@@ -1,0 +1,35 @@
+/*
+ * linked.c — the second way in: link with -lenormoustext.
+ *
+ * The library's constructor has already run when main() starts; this
+ * program only asks what it did, through the public API, and prints it.
+ *
+ *   cc linked.c -lenormoustext -o linked && ./linked
+ */
+#include <stdio.h>
+
+#include "enormoustext.h"
+
+int main(void)
+{
+	struct enormoustext_stats st = { .size = sizeof st };
+	int err = enormoustext_get_stats(&st);
+	if (err) {
+		fprintf(stderr, "linked: enormoustext_get_stats: error %d\n", err);
+		return 1;
+	}
+	printf("libenormoustext %s: %llu of %llu text bytes on %llu KiB pages (%s)%s%s\n",
+	       enormoustext_version(), (unsigned long long)st.huge_bytes,
+	       (unsigned long long)st.text_bytes, (unsigned long long)(st.pmd_size >> 10),
+	       st.backend, st.reason[0] ? " — " : "", st.reason);
+	int n = enormoustext_object_count();
+	for (int i = 0; i < n; i++) {
+		struct enormoustext_object o = { .size = sizeof o };
+		if (enormoustext_get_object((unsigned)i, &o) != 0)
+			continue;
+		printf("  %-50s text %9llu  huge %9llu  %s%s%s\n", o.path[0] ? o.path : "?",
+		       (unsigned long long)o.text_bytes, (unsigned long long)o.huge_bytes, o.backend,
+		       o.reason[0] ? ": " : "", o.reason);
+	}
+	return 0;
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# preload.sh — the first way in: LD_PRELOAD, no rebuild.
+#
+#   examples/preload.sh [COMMAND ARGS...]     (default: clang --version when present)
+#
+# Runs COMMAND with the library preloaded and ENORMOUSTEXT_VERBOSE=2, so that
+# it says, per object, what went onto huge pages and why the rest did not.
+set -euo pipefail
+lib=${ENORMOUSTEXT_LIB:-$(cd "$(dirname "$0")/.." && pwd)/build/libenormoustext.so}
+[[ -f $lib ]] || { echo "preload.sh: '$lib' not found: build first (cmake -S . -B build && cmake --build build)" >&2; exit 1; }
+if [[ $# -eq 0 ]]; then
+	if command -v clang >/dev/null; then set -- clang --version; else set -- /bin/true; fi
+fi
+ENORMOUSTEXT_VERBOSE=2 LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" exec "$@"
