@@ -1,0 +1,384 @@
+#!/bin/bash
+# run.sh TEST — one integration test of libenormoustext (run through ctest;
+# see README.md for what each test shows).
+#
+# Every test works on fresh `cp` copies of the test binaries, and first runs
+# them WITHOUT the library, asserting that nothing is huge: the kernel can map
+# a freshly linked file huge by itself (its page cache already holds 2 MiB
+# folios), and then a "huge" result would prove nothing about the library.
+# Each run with the library gets its own fresh copy, because a library that
+# makes the page cache of a file huge (the "file" path) makes every later
+# mapping of that file huge too.
+#
+# Environment (set by CMakeLists.txt): IT_BIN IT_MUSL_BIN IT_MUSL_GCC
+# IT_PRELOAD IT_SOURCE_DIR IT_CMAKE IT_WORK_ROOT.  Optional: IT_KEEP=1 keeps
+# the work directory; IT_AUTO_KIND=anon|file|hugetlb|any (default any) is the
+# kind of huge page counted where the library chooses its backend itself.
+#
+# Exit: 0 pass, 1 fail, 77 skip (only backend.hugetlb and musl), 2 set-up error.
+set -u
+
+T=${1:?usage: run.sh TEST}
+for v in IT_BIN IT_PRELOAD IT_WORK_ROOT; do
+	if [ -z "${!v:-}" ]; then
+		echo "run.sh: $v is not set: run the tests through ctest"
+		exit 2
+	fi
+done
+AUTO_KIND=${IT_AUTO_KIND:-any}
+PRE=$IT_PRELOAD
+THP_OFF=$IT_BIN/thp_off
+JSON_FLAT=$IT_BIN/json_flat
+H_MIB=$(( $(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_size 2>/dev/null || echo 2097152) / 1048576 ))
+
+# Nothing from the caller's environment may steer the library.
+while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0-9_]*\)=.*/\1/p')
+unset LD_PRELOAD LD_LIBRARY_PATH
+
+mkdir -p "$IT_WORK_ROOT" || exit 2
+WORK=$(mktemp -d "$IT_WORK_ROOT/$T.XXXXXX") || exit 2
+EXIT_HOOKS=()
+# shellcheck disable=SC2317 # called by the EXIT trap
+on_exit() {
+	local h
+	for h in "${EXIT_HOOKS[@]}"; do eval "$h"; done
+	if [ "${IT_KEEP:-0}" = 1 ]; then echo "(work directory kept: $WORK)"; else rm -rf "$WORK"; fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+
+fail() { echo "FAIL [$T]: $*"; exit 1; }
+skip() { echo "SKIP [$T]: $*"; exit 77; }
+
+[ -e "$PRE" ] || fail "the library $PRE does not exist (build the 'enormoustext' target)"
+for f in bigtext bigtext-nopie bigtext-linked bigtext-static libbigtext.so thp_off json_flat; do
+	[ -x "$IT_BIN/$f" ] || [ -f "$IT_BIN/$f" ] || fail "$IT_BIN/$f is missing: build the tests first"
+done
+
+# fresh SRCDIR FILE... — copy FILEs and libbigtext.so from SRCDIR into a new
+# directory D (cp, so that their page cache is written small).
+N=0
+fresh() {
+	local src=$1
+	shift
+	N=$((N + 1))
+	D=$WORK/run$N
+	mkdir "$D" || exit 2
+	cp "$src/libbigtext.so" "$D/" || fail "cannot copy $src/libbigtext.so"
+	for f in "$@"; do cp "$src/$f" "$D/" || fail "cannot copy $src/$f"; done
+}
+
+# run LABEL [VAR=VALUE...] -- COMMAND [ARGS...]
+# Runs COMMAND in $D with those variables; stdout in $OUT, stderr in $ERR,
+# exit status in $RC; echoes everything (ctest shows it on failure).
+run() {
+	local label=$1 envs=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	OUT=$D/$label.out
+	ERR=$D/$label.err
+	echo "-- $label: cd $D && ${envs[*]:+${envs[*]} }$*"
+	(cd "$D" && exec env "${envs[@]}" "$@") >"$OUT" 2>"$ERR"
+	RC=$?
+	sed 's/^/   | /' "$OUT"
+	[ -s "$ERR" ] && sed 's/^/   stderr| /' "$ERR"
+	echo "   exit status $RC"
+}
+
+bigtext_says() { grep -E '^bigtext: (FAIL|ERROR)' "$OUT" | sed 's/^bigtext: //' | head -5 | tr '\n' ' '; }
+
+# baseline [VAR=VALUE...] -- COMMAND — the copies without the library (or
+# with it switched off): nothing may be huge.  Remembers the results line.
+baseline() {
+	run baseline "$@"
+	if [ "$RC" -ne 0 ]; then
+		if grep -q 'expected none' "$OUT"; then
+			fail "BASELINE ALREADY HUGE: without the library, the fresh copies in $D are already on" \
+			     "huge pages ($(bigtext_says)), so this test cannot tell what the library does." \
+			     "The kernel mapped the files huge by itself (their page cache holds 2 MiB folios?)."
+		fi
+		fail "the baseline run (without the library) failed, exit status $RC: $(bigtext_says)$(head -3 "$ERR")"
+	fi
+	BASE_RESULTS=$(grep '^bigtext: results:' "$OUT")
+	[ -n "$BASE_RESULTS" ] || fail "the baseline printed no results line"
+}
+
+# std_baseline EXE — fresh copy of EXE (+ libbigtext.so) and a baseline run.
+std_baseline() {
+	fresh "$IT_BIN" "$1"
+	baseline -- "./$1" --expect-none --expect-not-loaded
+}
+
+# After a run with the library: exit status 0 (every expectation on the
+# command line held) and the same results as the baseline.
+expect_pass() {
+	[ "$RC" -eq 0 ] || fail "$1: bigtext exited $RC: $(bigtext_says)$(head -3 "$ERR" | tr '\n' ' ')"
+	same_results
+}
+same_results() {
+	local r
+	r=$(grep '^bigtext: results:' "$OUT")
+	[ "$r" = "$BASE_RESULTS" ] || fail "the function results differ from the baseline's: '$r' vs '$BASE_RESULTS'"
+}
+nlines() { grep -c '' "$1"; }
+stderr_empty() {
+	[ ! -s "$ERR" ] || fail "$1: stderr must be empty, it holds $(nlines "$ERR") line(s), first: '$(head -1 "$ERR")'"
+}
+# stderr_one_line ERE WHAT — stderr is exactly one line, and it matches ERE.
+stderr_one_line() {
+	local n
+	n=$(nlines "$ERR")
+	[ "$n" -eq 1 ] || fail "$2: expected exactly one line on stderr, got $n: '$(head -3 "$ERR" | tr '\n' '|')'"
+	grep -qE "$1" "$ERR" || fail "$2: the stderr line '$(cat "$ERR")' does not match /$1/"
+}
+
+# A bad value in one variable: one warning line naming it, then the defaults
+# (text still goes huge).
+badenv() {
+	local var=$1 val=$2
+	std_baseline bigtext
+	run lib "$var=$val" LD_PRELOAD="$PRE" -- ./bigtext --expect-huge 95 --kind "$AUTO_KIND" --expect-loaded
+	expect_pass "with $var='$val' the defaults must apply"
+	stderr_one_line "^enormoustext: .*$var([^A-Z_]|\$)" \
+		"with $var='$val' the library must warn once, naming $var"
+}
+
+case $T in
+baseline)
+	# The copies come up small without the library; the freshly linked
+	# originals are shown for information only (the kernel may map those
+	# huge by itself).
+	for exe in bigtext bigtext-nopie; do
+		std_baseline "$exe"
+	done
+	fresh "$IT_BIN" bigtext-linked
+	baseline ENORMOUSTEXT=0 -- ./bigtext-linked --expect-none --expect-loaded
+	echo "-- for information: the originals in the build directory, not copied:"
+	D=$IT_BIN
+	OUT=$WORK/orig.out
+	(cd "$IT_BIN" && ./bigtext) >"$OUT" 2>&1
+	sed -n 's/^bigtext: \(exe\|lib\) /   | \1 /p' "$OUT"
+	;;
+
+preload.pie | preload.nopie)
+	exe=bigtext
+	[ "$T" = preload.nopie ] && exe=bigtext-nopie
+	std_baseline $exe
+	run lib LD_PRELOAD="$PRE" -- "./$exe" --expect-huge 95 --kind "$AUTO_KIND" --expect-loaded
+	expect_pass "preloaded, >= 95% of both objects' eligible text must be huge"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
+linked | api)
+	fresh "$IT_BIN" bigtext bigtext-linked
+	baseline -- ./bigtext --expect-none --expect-not-loaded
+	baseline ENORMOUSTEXT=0 -- ./bigtext-linked --expect-none --expect-loaded
+	args=(--expect-huge 95 --kind "$AUTO_KIND" --expect-loaded)
+	[ "$T" = api ] && args+=(--check-api)
+	run lib -- ./bigtext-linked "${args[@]}"
+	expect_pass "linked with -lenormoustext"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
+linked.static)
+	# libenormoustext.a inside the executable: no separate object to see, so
+	# ENORMOUSTEXT=0 is the baseline for the executable.
+	fresh "$IT_BIN" bigtext bigtext-static
+	baseline -- ./bigtext --expect-none --expect-not-loaded
+	baseline ENORMOUSTEXT=0 -- ./bigtext-static --expect-none
+	run lib -- ./bigtext-static --expect-huge 95 --kind "$AUTO_KIND" --check-api
+	expect_pass "linked with libenormoustext.a"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
+thp_disabled)
+	[ -x "$THP_OFF" ] || fail "$THP_OFF missing"
+	# With THP off, free pages in the hugetlb pool would be a legitimate way
+	# to go huge: this test needs the pool empty (the machine's default).
+	pool=/sys/kernel/mm/hugepages/hugepages-$((H_MIB * 1024))kB/free_hugepages
+	if [ -r "$pool" ] && [ "$(cat "$pool")" -gt 0 ]; then
+		fail "precondition: $pool is $(cat "$pool"); with free hugetlb pages the library may rightly" \
+		     "use them when THP is disabled, so this test cannot expect nothing huge"
+	fi
+	std_baseline bigtext
+	run lib -- "$THP_OFF" env LD_PRELOAD="$PRE" ENORMOUSTEXT_VERBOSE=2 ./bigtext --expect-none --expect-loaded
+	expect_pass "with THP disabled for the process (PR_SET_THP_DISABLE) nothing may go huge"
+	[ -s "$ERR" ] || fail "with ENORMOUSTEXT_VERBOSE=2 and THP disabled the library must say why it did nothing; stderr is empty"
+	if grep -qv '^enormoustext: ' "$ERR"; then
+		fail "stderr has lines not from the library: '$(grep -v '^enormoustext: ' "$ERR" | head -2 | tr '\n' '|')'"
+	fi
+	grep -qi 'disabled' "$ERR" ||
+		fail "with THP disabled, no 'enormoustext: ' line on stderr gives the reason (no 'disabled' in it)"
+	;;
+
+off)
+	std_baseline bigtext
+	run off ENORMOUSTEXT=0 LD_PRELOAD="$PRE" -- ./bigtext --expect-none --expect-loaded
+	expect_pass "with ENORMOUSTEXT=0 the library must do nothing"
+	stderr_empty "ENORMOUSTEXT=0"
+	run off-verbose ENORMOUSTEXT=0 ENORMOUSTEXT_VERBOSE=2 LD_PRELOAD="$PRE" -- ./bigtext --expect-none --expect-loaded
+	expect_pass "with ENORMOUSTEXT=0 ENORMOUSTEXT_VERBOSE=2 the library must do nothing"
+	stderr_one_line '^enormoustext: .*ENORMOUSTEXT=0' \
+		"with ENORMOUSTEXT=0 ENORMOUSTEXT_VERBOSE=2 the library must say, in one line, that it is off (ENORMOUSTEXT=0)"
+	;;
+
+backend.thp | backend.collapse)
+	b=${T#backend.}
+	std_baseline bigtext
+	run lib ENORMOUSTEXT_BACKEND="$b" LD_PRELOAD="$PRE" -- ./bigtext --expect-huge 95 --kind anon --expect-loaded
+	expect_pass "ENORMOUSTEXT_BACKEND=$b must put >= 95% of both objects' eligible text on anonymous huge pages"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
+backend.hugetlb)
+	NR=/sys/kernel/mm/hugepages/hugepages-$((H_MIB * 1024))kB/nr_hugepages
+	FREE=${NR%/nr_hugepages}/free_hugepages
+	[ "$(id -u)" -eq 0 ] || skip "not root: cannot reserve hugetlb pages in $NR (the pool must not be assumed non-empty)"
+	[ -w "$NR" ] || skip "$NR is not writable (no ${H_MIB} MiB hugetlb pages on this kernel?)"
+	std_baseline bigtext
+	windows=$(sed -n 's/^bigtext: eligible-windows-total: //p' "$OUT")
+	[ -n "$windows" ] || fail "the baseline did not print its window count"
+	old=$(cat "$NR")
+	old_free=$(cat "$FREE")
+	want=$((old + windows + 12))
+	EXIT_HOOKS+=("echo '-- restoring $NR to $old'; echo $old > $NR || echo 'WARNING: could not restore $NR to $old'")
+	echo "-- reserving hugetlb pages: $NR $old -> $want ($windows windows + 12 spare)"
+	echo "$want" >"$NR" 2>/dev/null
+	got=$(cat "$NR")
+	free=$(cat "$FREE")
+	if [ "$got" -lt "$want" ] || [ "$free" -lt $((old_free + windows)) ]; then
+		skip "could not fill the hugetlb pool: asked for $want pages, got $got ($free free): not enough contiguous memory"
+	fi
+	run lib ENORMOUSTEXT_BACKEND=hugetlb LD_PRELOAD="$PRE" -- ./bigtext --expect-huge 95 --kind hugetlb --expect-loaded
+	expect_pass "ENORMOUSTEXT_BACKEND=hugetlb with $free free pool pages must put >= 95% of both objects' eligible text on hugetlb pages"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
+badenv.ENORMOUSTEXT) badenv ENORMOUSTEXT maybe ;;
+badenv.VERBOSE_9) badenv ENORMOUSTEXT_VERBOSE 9 ;;
+badenv.VERBOSE_abc) badenv ENORMOUSTEXT_VERBOSE abc ;;
+badenv.BACKEND) badenv ENORMOUSTEXT_BACKEND bogus ;;
+badenv.MIN_BYTES) badenv ENORMOUSTEXT_MIN_BYTES 12Q ;;
+badenv.REPORT) badenv ENORMOUSTEXT_REPORT /nonexistent-dir/x.json ;;
+badenv.INCLUDE_empty)
+	# Empty is not an error: the same as unset (include everything).
+	for var in ENORMOUSTEXT_INCLUDE ENORMOUSTEXT_EXCLUDE; do
+		std_baseline bigtext
+		run "lib-$var" "$var=" LD_PRELOAD="$PRE" -- ./bigtext --expect-huge 95 --kind "$AUTO_KIND" --expect-loaded
+		expect_pass "an empty $var must count as unset"
+		stderr_empty "an empty $var is no error"
+	done
+	;;
+
+verbose)
+	std_baseline bigtext
+	run verbose1 ENORMOUSTEXT_VERBOSE=1 LD_PRELOAD="$PRE" -- ./bigtext --expect-huge 95 --kind "$AUTO_KIND" --expect-loaded
+	expect_pass "ENORMOUSTEXT_VERBOSE=1"
+	stderr_one_line "^enormoustext: [0-9]+ objects?, .* MiB of .* MiB text on $H_MIB MiB pages" \
+		"ENORMOUSTEXT_VERBOSE=1 must print one summary line"
+	std_baseline bigtext
+	run verbose0 ENORMOUSTEXT_VERBOSE=0 LD_PRELOAD="$PRE" -- ./bigtext --expect-huge 95 --kind "$AUTO_KIND" --expect-loaded
+	expect_pass "ENORMOUSTEXT_VERBOSE=0"
+	stderr_empty "ENORMOUSTEXT_VERBOSE=0"
+	;;
+
+select.exclude)
+	std_baseline bigtext
+	run lib ENORMOUSTEXT_EXCLUDE='*libbigtext*' LD_PRELOAD="$PRE" -- \
+		./bigtext --expect-huge-exe 95 --expect-none-lib --kind "$AUTO_KIND" --expect-loaded
+	expect_pass "ENORMOUSTEXT_EXCLUDE='*libbigtext*': the executable huge, libbigtext.so not"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
+select.include)
+	std_baseline bigtext
+	run lib ENORMOUSTEXT_INCLUDE='*libbigtext*' LD_PRELOAD="$PRE" -- \
+		./bigtext --expect-huge-lib 95 --expect-none-exe --kind "$AUTO_KIND" --expect-loaded
+	expect_pass "ENORMOUSTEXT_INCLUDE='*libbigtext*': libbigtext.so huge, the executable not"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
+select.min_bytes)
+	std_baseline bigtext
+	run min-1G ENORMOUSTEXT_MIN_BYTES=1G LD_PRELOAD="$PRE" -- ./bigtext --expect-none --expect-loaded
+	expect_pass "ENORMOUSTEXT_MIN_BYTES=1G: no object has 1 GiB of text, nothing may go huge"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	# Both objects have at least 6 MiB eligible: a 4M minimum keeps them.
+	std_baseline bigtext
+	run min-4M ENORMOUSTEXT_MIN_BYTES=4M LD_PRELOAD="$PRE" -- ./bigtext --expect-huge 95 --kind "$AUTO_KIND" --expect-loaded
+	expect_pass "ENORMOUSTEXT_MIN_BYTES=4M: both objects have more eligible text than that"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
+report)
+	[ -x "$JSON_FLAT" ] || fail "$JSON_FLAT missing"
+	std_baseline bigtext
+	rep=$D/report.json
+	run lib ENORMOUSTEXT_REPORT="$rep" LD_PRELOAD="$PRE" -- ./bigtext --expect-huge 95 --kind "$AUTO_KIND" --expect-loaded
+	expect_pass "ENORMOUSTEXT_REPORT"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	[ -s "$rep" ] || fail "ENORMOUSTEXT_REPORT=$rep: no report written (or it is empty)"
+	echo "-- the report:"
+	sed 's/^/   | /' "$rep"
+	"$JSON_FLAT" "$rep" >"$D/report.flat" 2>"$D/report.err" ||
+		fail "the report is not valid JSON: $(cat "$D/report.err")"
+	grep -q '^\.objects' "$D/report.flat" || fail "the report has no top-level \"objects\""
+	grep -q '"huge_bytes"' "$rep" || fail "the report has no \"huge_bytes\""
+	for role in exe lib; do
+		f=$D/bigtext
+		[ $role = lib ] && f=$D/libbigtext.so
+		f=$(realpath "$f")
+		# The object (JSON path prefix) that has a string member equal to the file's path.
+		obj=$(awk -F '\t' -v p="$f" '$2 == "string" && $3 == p { sub(/\.[^.\[]*$/, "", $1); print $1; exit }' "$D/report.flat")
+		[ -n "$obj" ] || fail "the report does not name the $role's path $f"
+		hb=$(awk -F '\t' -v k="$obj.huge_bytes" '$1 == k && $2 == "number" { print $3 }' "$D/report.flat")
+		[ -n "$hb" ] || fail "the report's entry for $f ($obj) has no numeric huge_bytes"
+		[ "$hb" -gt 0 ] 2>/dev/null || fail "the report says huge_bytes = $hb for $f, but it is huge"
+		echo "-- report: $role $f is $obj, huge_bytes $hb"
+	done
+	;;
+
+musl)
+	[ -n "${IT_MUSL_GCC:-}" ] || skip "musl-gcc not found when the build was configured (or ENORMOUSTEXT_IT_MUSL=OFF)"
+	[ -x "$IT_MUSL_GCC" ] || skip "musl-gcc ($IT_MUSL_GCC) is not there any more"
+	[ -x /lib/ld-musl-x86_64.so.1 ] || [ -e /lib/ld-musl-x86_64.so.1 ] ||
+		skip "the musl dynamic loader /lib/ld-musl-x86_64.so.1 is not installed"
+	[ -x "$IT_MUSL_BIN/bigtext" ] || fail "$IT_MUSL_BIN/bigtext was not built"
+	mb=$WORK/musl-build
+	echo "-- building libenormoustext with musl-gcc in $mb"
+	if ! CC=$IT_MUSL_GCC "$IT_CMAKE" -S "$IT_SOURCE_DIR" -B "$mb" -DENORMOUSTEXT_BUILD_TESTS=OFF \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$WORK/musl-configure.log" 2>&1; then
+		tail -30 "$WORK/musl-configure.log"
+		fail "configuring the library with CC=musl-gcc failed (log above)"
+	fi
+	if ! "$IT_CMAKE" --build "$mb" --target enormoustext -j "$(nproc)" >"$WORK/musl-build.log" 2>&1; then
+		tail -40 "$WORK/musl-build.log"
+		fail "the library does not build with musl-gcc (log above)"
+	fi
+	mlib=$(find "$mb" -name libenormoustext.so -print -quit)
+	[ -n "$mlib" ] || fail "no libenormoustext.so in the musl build tree $mb"
+	mlib=$(realpath "$mlib")
+	if command -v readelf >/dev/null; then
+		needed=$(readelf -d "$mlib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+		echo "-- $mlib needs: $needed"
+		case " $needed" in
+		*libc.so.6*) fail "the musl build of the library depends on glibc's libc.so.6 ($needed)" ;;
+		esac
+	fi
+	fresh "$IT_MUSL_BIN" bigtext
+	readelf -l "$D/bigtext" 2>/dev/null | grep -q 'ld-musl' ||
+		fail "$IT_MUSL_BIN/bigtext is not a dynamically linked musl program"
+	baseline -- ./bigtext --expect-none --expect-not-loaded
+	run lib LD_PRELOAD="$mlib" -- ./bigtext --expect-huge 95 --kind "$AUTO_KIND" --expect-loaded
+	expect_pass "musl program with the musl-built library preloaded"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
+*)
+	echo "run.sh: unknown test '$T'"
+	exit 2
+	;;
+esac
+echo "PASS [$T]"
+exit 0
