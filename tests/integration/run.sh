@@ -15,7 +15,7 @@
 # the work directory; IT_AUTO_KIND=anon|file|hugetlb|any (default any) is the
 # kind of huge page counted where the library chooses its backend itself.
 #
-# Exit: 0 pass, 1 fail, 77 skip (only backend.hugetlb and musl), 2 set-up error.
+# Exit: 0 pass, 1 fail, 77 skip (only backend.hugetlb, musl and textrel), 2 set-up error.
 set -u
 
 T=${1:?usage: run.sh TEST}
@@ -339,6 +339,17 @@ report)
 	done
 	;;
 
+textrel)
+	# An object with text relocations is left alone (and still works).
+	[ -x "$IT_BIN/textrel" ] || skip "no text-relocation test library on this architecture (x86-64 only)"
+	readelf -d "$IT_BIN/libtextrel.so" | grep -q TEXTREL || fail "libtextrel.so was built without DT_TEXTREL"
+	D=$WORK/textrel
+	mkdir "$D" && cp "$IT_BIN/textrel" "$IT_BIN/libtextrel.so" "$D/" || exit 2
+	run lib ENORMOUSTEXT_VERBOSE=2 LD_PRELOAD="$PRE" -- ./textrel
+	[ "$RC" -eq 0 ] || fail "textrel exited $RC: $(grep FAIL "$OUT")"
+	grep -q 'libtextrel.so: left alone: has text relocations' "$ERR" ||
+		fail "no 'libtextrel.so: left alone: has text relocations' line at ENORMOUSTEXT_VERBOSE=2"
+	;;
 musl)
 	[ -n "${IT_MUSL_GCC:-}" ] || skip "musl-gcc not found when the build was configured (or ENORMOUSTEXT_IT_MUSL=OFF)"
 	[ -x "$IT_MUSL_GCC" ] || skip "musl-gcc ($IT_MUSL_GCC) is not there any more"
