@@ -192,6 +192,25 @@ linked.static)
 	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
 	;;
 
+once.linked_and_preloaded | once.static_and_preloaded)
+	# Linked and preloaded at once, the work is done once: one summary line
+	# at ENORMOUSTEXT_VERBOSE=1, and the API gives consistent figures.  With
+	# the shared library twice, the loader keeps one copy (same soname); with
+	# libenormoustext.a inside the program there are two copies, and the one
+	# in the program must leave the work (and its API) to the preloaded one.
+	pre=$PRE
+	case $T in
+	once.linked_and_preloaded) exe=bigtext-linked ;;
+	once.static_and_preloaded) exe=bigtext-static ;;
+	esac
+	fresh "$IT_BIN" bigtext "$exe"
+	baseline -- ./bigtext --expect-none --expect-not-loaded
+	run lib ENORMOUSTEXT_VERBOSE=1 LD_PRELOAD="$pre" -- "./$exe" --expect-huge 95 --kind "$AUTO_KIND" --check-api
+	expect_pass "linked and preloaded at once"
+	stderr_one_line '^enormoustext: [0-9]+ objects?, .* MiB of .* MiB text on [0-9]+ [MK]iB pages' \
+		"linked and preloaded at once, the library must run once (one summary line)"
+	;;
+
 thp_disabled)
 	[ -x "$THP_OFF" ] || fail "$THP_OFF missing"
 	# With THP off, free pages in the hugetlb pool would be a legitimate way
