@@ -15,7 +15,7 @@
 # the work directory; IT_AUTO_KIND=anon|file|hugetlb|any (default any) is the
 # kind of huge page counted where the library chooses its backend itself.
 #
-# Exit: 0 pass, 1 fail, 77 skip (only backend.hugetlb, musl and textrel), 2 set-up error.
+# Exit: 0 pass, 1 fail, 77 skip (only where the machine lacks what a test needs), 2 set-up error.
 set -u
 
 T=${1:?usage: run.sh TEST}
@@ -356,6 +356,25 @@ report)
 		[ "$hb" -gt 0 ] 2>/dev/null || fail "the report says huge_bytes = $hb for $f, but it is huge"
 		echo "-- report: $role $f is $obj, huge_bytes $hb"
 	done
+	;;
+
+secure)
+	# A setuid program (owner nobody, run by root: AT_SECURE) linked with the
+	# library: nothing done, nothing printed, no report written.
+	[ "$(id -u)" -eq 0 ] || skip "needs root to make a setuid copy owned by another user"
+	id nobody >/dev/null 2>&1 || skip "no user 'nobody' to own the setuid copy"
+	D=$WORK/secure
+	mkdir "$D" && cp "$IT_BIN/secure" "$D/" && chmod 755 "$WORK" "$D" || exit 2
+	chown nobody "$D/secure" && chmod 4755 "$D/secure" || skip "cannot make a setuid copy here"
+	run lib ENORMOUSTEXT_VERBOSE=3 ENORMOUSTEXT_REPORT="$D/report.json" ENORMOUSTEXT_BACKEND=bogus -- ./secure
+	[ "$RC" -eq 77 ] && skip "the setuid copy did not run in secure-execution mode (nosuid mount?)"
+	[ "$RC" -eq 0 ] || fail "$(grep FAIL "$OUT")"
+	stderr_empty "in a secure-execution process the library must print nothing"
+	[ ! -e "$D/report.json" ] || fail "in a secure-execution process the library wrote $D/report.json"
+	# The same program, not setuid, does the work: the test can tell.
+	run plain ENORMOUSTEXT_VERBOSE=1 -- "$IT_BIN/secure"
+	[ "$RC" -eq 77 ] || fail "the non-setuid control run should not be secure (exit $RC)"
+	grep -q '^enormoustext: ' "$ERR" || fail "the non-setuid control run printed no summary line"
 	;;
 
 textrel)
