@@ -68,9 +68,10 @@ int et_parse_size(const char *s, uint64_t *out)
 	if (*p < '0' || *p > '9')
 		return -EINVAL;
 	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - 9) / 10)
+		uint64_t d = (uint64_t)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
 			return -ERANGE;
-		v = v * 10 + (uint64_t)(*p - '0');
+		v = v * 10 + d;
 	}
 	unsigned shift = 0;
 	switch (*p) {

@@ -10,6 +10,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -43,8 +44,12 @@ static long read_long(const char *path, bool *ok)
 	const char *p = buf;
 	if (*p < '0' || *p > '9')
 		return -1;
-	for (; *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (*p - '0');
+	for (; *p >= '0' && *p <= '9'; p++) {
+		int d = *p - '0';
+		if (v > (LONG_MAX - d) / 10)
+			return -1;    /* too large to be a real value: unknown */
+		v = v * 10 + d;
+	}
 	*ok = true;
 	return v;
 }

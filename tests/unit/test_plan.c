@@ -1,0 +1,380 @@
+/*
+ * test_plan.c — the pure planner, et_plan_windows, on synthetic segments.
+ *
+ * Every case checks the count from the counting call (cap = 0), the count
+ * from the filling call, each window's address/segment/object, and that the
+ * filling call wrote nothing past `cap` (a guard element after the table).
+ * A 128-bit reference implementation cross-checks a few thousand random
+ * segment lists, including addresses near UINT64_MAX.
+ */
+#include "unit_util.h"
+
+#include "internal.h"
+
+#include <stdint.h>
+
+/* A bug that loops forever fails its test instead of hanging the run; a
+ * failed test leaves no temporary directory behind. */
+TestSuite(plan, .timeout = 30, .fini = ut_cleanup);
+
+#define GUARD_BYTE 0xA5
+
+static struct et_segment seg(uint64_t start, uint64_t end)
+{
+	return (struct et_segment){ .start = start, .end = end, .offset = 0,
+	                            .flags = PF_R_FLAG | PF_X_FLAG };
+}
+
+/* Reference planner in 128-bit arithmetic (no overflow to think about). */
+static size_t ref_plan(const struct et_segment *segs, size_t nsegs, uint64_t pmd, uint64_t *addrs,
+                       uint32_t *segidx, size_t cap)
+{
+	size_t n = 0;
+	if (pmd == 0 || (pmd & (pmd - 1)))
+		return 0;
+	for (size_t s = 0; s < nsegs; s++) {
+		unsigned __int128 start = segs[s].start, end = segs[s].end, p = pmd;
+		unsigned __int128 w = (start + p - 1) / p * p;
+		for (; w + p <= end; w += p) {
+			if (n < cap) {
+				addrs[n] = (uint64_t)w;
+				segidx[n] = (uint32_t)s;
+			}
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Plan with the count call, then a fill call into a table with one guard
+ * element; check the two counts agree, the guard is intact, and return the
+ * table (caller frees). */
+static struct et_window *plan(const struct et_segment *segs, size_t nsegs, uint64_t pmd,
+                              uint32_t object, size_t *count)
+{
+	size_t n = et_plan_windows(segs, nsegs, pmd, object, NULL, 0);
+	struct et_window *w = malloc((n + 1) * sizeof *w);
+	cr_assert_not_null(w);
+	memset(w, GUARD_BYTE, (n + 1) * sizeof *w);
+	size_t n2 = et_plan_windows(segs, nsegs, pmd, object, w, n);
+	cr_assert_eq(n2, n, "count call said %zu, fill call %zu", n, n2);
+	const unsigned char *g = (const unsigned char *)&w[n];
+	for (size_t i = 0; i < sizeof *w; i++)
+		cr_assert_eq(g[i], GUARD_BYTE, "guard element overwritten at byte %zu", i);
+	*count = n;
+	return w;
+}
+
+/* The fields every planned window must have besides its address. */
+static void check_window(const struct et_window *w, uint64_t addr, uint32_t segi, uint32_t object)
+{
+	cr_expect_eq(w->addr, addr, "addr 0x%llx, expected 0x%llx", (unsigned long long)w->addr,
+	             (unsigned long long)addr);
+	cr_expect_eq(w->seg, segi, "seg %u, expected %u", w->seg, segi);
+	cr_expect_eq(w->object, object, "object %u, expected %u", w->object, object);
+	cr_expect_eq(w->backend, ET_BACKEND_NONE);
+	cr_expect_eq(w->reason, ET_R_NONE);
+	cr_expect_eq(w->err, 0);
+	cr_expect(!w->candidate && !w->staged && !w->remapped && !w->file_huge && !w->huge);
+	cr_expect_eq(w->slot, 0);
+}
+
+/* Plan one list and compare against explicit expected addresses (all in
+ * segment `segi[i]`). */
+static void expect_plan(const struct et_segment *segs, size_t nsegs, uint64_t pmd,
+                        const uint64_t *addrs, const uint32_t *segi, size_t nexp)
+{
+	size_t n;
+	struct et_window *w = plan(segs, nsegs, pmd, 7, &n);
+	cr_assert_eq(n, nexp, "planned %zu windows, expected %zu", n, nexp);
+	for (size_t i = 0; i < n; i++)
+		check_window(&w[i], addrs[i], segi ? segi[i] : 0, 7);
+	free(w);
+}
+
+#define H2M (2 * UT_MIB)
+
+Test(plan, unaligned_start_and_end)
+{
+	struct et_segment s[] = { seg(0x400123, 0xA00456) };
+	const uint64_t exp[] = { 0x600000, 0x800000 };
+	expect_plan(s, 1, H2M, exp, NULL, 2);
+}
+
+Test(plan, smaller_than_a_window)
+{
+	struct et_segment inside[] = { seg(0x401000, 0x5ff000) };
+	expect_plan(inside, 1, H2M, NULL, NULL, 0);
+	/* Less than a window but straddling a 2 MiB boundary. */
+	struct et_segment straddle[] = { seg(0x5ff000, 0x601000) };
+	expect_plan(straddle, 1, H2M, NULL, NULL, 0);
+	/* 2 MiB long but not aligned: still no whole window. */
+	struct et_segment shifted[] = { seg(0x401000, 0x601000) };
+	expect_plan(shifted, 1, H2M, NULL, NULL, 0);
+}
+
+Test(plan, exactly_aligned_segment)
+{
+	struct et_segment s[] = { seg(0x200000, 0x800000) };
+	const uint64_t exp[] = { 0x200000, 0x400000, 0x600000 };
+	expect_plan(s, 1, H2M, exp, NULL, 3);
+}
+
+Test(plan, exactly_one_window)
+{
+	struct et_segment s[] = { seg(0x400000, 0x600000) };
+	const uint64_t exp[] = { 0x400000 };
+	expect_plan(s, 1, H2M, exp, NULL, 1);
+	/* One byte short at the end, and one byte early at the start. */
+	struct et_segment shortend[] = { seg(0x400000, 0x5fffff) };
+	expect_plan(shortend, 1, H2M, NULL, NULL, 0);
+	struct et_segment early[] = { seg(0x3fffff, 0x600000) };
+	expect_plan(early, 1, H2M, exp, NULL, 1);
+	struct et_segment late[] = { seg(0x400001, 0x800000) };
+	const uint64_t exp_late[] = { 0x600000 };
+	expect_plan(late, 1, H2M, exp_late, NULL, 1);
+}
+
+Test(plan, several_segments_in_one_object)
+{
+	struct et_segment s[] = {
+		seg(0x400000, 0x800000),           /* 2 windows */
+		seg(0x1001000, 0x1600000),         /* 0x1200000, 0x1400000 */
+		seg(0x1700000, 0x1800000),         /* too small */
+		seg(0x2000000, 0x2200000),         /* exactly one */
+	};
+	const uint64_t exp[] = { 0x400000, 0x600000, 0x1200000, 0x1400000, 0x2000000 };
+	const uint32_t segi[] = { 0, 0, 1, 1, 3 };
+	expect_plan(s, 4, H2M, exp, segi, 5);
+}
+
+Test(plan, object_index_is_copied)
+{
+	struct et_segment s[] = { seg(0x400000, 0x800000) };
+	struct et_window w[2];
+	cr_assert_eq(et_plan_windows(s, 1, H2M, 41, w, 2), 2);
+	cr_expect_eq(w[0].object, 41);
+	cr_expect_eq(w[1].object, 41);
+	cr_assert_eq(et_plan_windows(s, 1, H2M, UINT32_MAX, w, 2), 2);
+	cr_expect_eq(w[1].object, UINT32_MAX);
+}
+
+Test(plan, ten_gib_segment_at_high_address)
+{
+	const uint64_t base = UINT64_C(0x7f0000000000) + 0x1234;
+	struct et_segment s[] = { seg(base, base + 10 * UT_GIB) };
+	size_t n;
+	struct et_window *w = plan(s, 1, H2M, 3, &n);
+	/* 5120 windows in 10 GiB; the unaligned start and end lose one. */
+	cr_assert_eq(n, 5119);
+	check_window(&w[0], UINT64_C(0x7f0000200000), 0, 3);
+	check_window(&w[n - 1], UINT64_C(0x7f0000000000) + 10 * UT_GIB - H2M, 0, 3);
+	for (size_t i = 1; i < n; i++)
+		cr_assert_eq(w[i].addr, w[i - 1].addr + H2M, "window %zu not contiguous", i);
+	free(w);
+
+	/* The same, aligned: all 5120. */
+	struct et_segment a[] = { seg(UINT64_C(0x7f0000000000), UINT64_C(0x7f0000000000) + 10 * UT_GIB) };
+	cr_expect_eq(et_plan_windows(a, 1, H2M, 0, NULL, 0), 5120);
+}
+
+Test(plan, segment_ending_near_uint64_max)
+{
+	/* Aligned start 20 MiB below 2^64, end at UINT64_MAX: the window
+	 * [2^64 - 2 MiB, 2^64) cannot be expressed with an exclusive end, so
+	 * the last one starts at 2^64 - 4 MiB: 9 windows. */
+	const uint64_t start = (uint64_t)0 - 10 * H2M;
+	struct et_segment s[] = { seg(start, UINT64_MAX) };
+	size_t n;
+	struct et_window *w = plan(s, 1, H2M, 0, &n);
+	cr_assert_eq(n, 9);
+	check_window(&w[0], start, 0, 0);
+	check_window(&w[8], (uint64_t)0 - 2 * H2M, 0, 0);
+	free(w);
+
+	/* A start that would overflow when rounded up. */
+	struct et_segment top[] = { seg(UINT64_MAX - 5, UINT64_MAX) };
+	expect_plan(top, 1, H2M, NULL, NULL, 0);
+	struct et_segment last[] = { seg((uint64_t)0 - H2M, UINT64_MAX) };
+	expect_plan(last, 1, H2M, NULL, NULL, 0);
+	struct et_segment unal[] = { seg((uint64_t)0 - H2M - 1, UINT64_MAX) };
+	expect_plan(unal, 1, H2M, NULL, NULL, 0);
+	/* Followed by a normal segment: the planner carries on. */
+	struct et_segment mix[] = { seg(UINT64_MAX - 5, UINT64_MAX), seg(0x400000, 0x600000) };
+	const uint64_t exp[] = { 0x400000 };
+	const uint32_t segi[] = { 1 };
+	expect_plan(mix, 2, H2M, exp, segi, 1);
+}
+
+Test(plan, zero_length_and_inverted_segments)
+{
+	struct et_segment zero[] = { seg(0x400000, 0x400000) };
+	expect_plan(zero, 1, H2M, NULL, NULL, 0);
+	struct et_segment inv[] = { seg(0x800000, 0x400000) };
+	expect_plan(inv, 1, H2M, NULL, NULL, 0);
+	struct et_segment inv_big[] = { seg(UINT64_MAX, 0) };
+	expect_plan(inv_big, 1, H2M, NULL, NULL, 0);
+	struct et_segment mix[] = { seg(0x800000, 0x400000), seg(0, 0), seg(0x400000, 0x600000) };
+	const uint64_t exp[] = { 0x400000 };
+	const uint32_t segi[] = { 2 };
+	expect_plan(mix, 3, H2M, exp, segi, 1);
+	/* No segments at all. */
+	cr_expect_eq(et_plan_windows(NULL, 0, H2M, 0, NULL, 0), 0);
+}
+
+Test(plan, segment_at_address_zero)
+{
+	struct et_segment s[] = { seg(0, 0x400000) };
+	const uint64_t exp[] = { 0, 0x200000 };
+	expect_plan(s, 1, H2M, exp, NULL, 2);
+}
+
+Test(plan, non_power_of_two_pmd_gives_nothing)
+{
+	struct et_segment s[] = { seg(0, 64 * UT_MIB) };
+	const uint64_t bad[] = { 0, 3 * UT_MIB, H2M + 4096, H2M - 1, 6 * UT_MIB, UINT64_MAX };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		struct et_window w[4];
+		memset(w, GUARD_BYTE, sizeof w);
+		cr_expect_eq(et_plan_windows(s, 1, bad[i], 0, NULL, 0), 0, "pmd %llu",
+		             (unsigned long long)bad[i]);
+		cr_expect_eq(et_plan_windows(s, 1, bad[i], 0, w, 4), 0, "pmd %llu",
+		             (unsigned long long)bad[i]);
+		const unsigned char *g = (const unsigned char *)w;
+		for (size_t k = 0; k < sizeof w; k++)
+			cr_assert_eq(g[k], GUARD_BYTE, "pmd %llu wrote into out[]",
+			             (unsigned long long)bad[i]);
+	}
+	/* And a power of two on the same segment does plan. */
+	cr_expect_eq(et_plan_windows(s, 1, H2M, 0, NULL, 0), 32);
+}
+
+Test(plan, count_call_equals_fill_call)
+{
+	struct et_segment s[] = { seg(0x400000, 0x1400000), seg(0x2000001, 0x2c00000) };
+	size_t n = et_plan_windows(s, 2, H2M, 0, NULL, 0);
+	cr_assert_eq(n, 8 + 5);
+	struct et_window w[16];
+	cr_expect_eq(et_plan_windows(s, 2, H2M, 0, w, 16), n, "a bigger table changes nothing");
+	cr_expect_eq(et_plan_windows(s, 2, H2M, 0, w, n), n);
+	/* cap = 0 with a non-NULL table writes nothing. */
+	memset(w, GUARD_BYTE, sizeof w);
+	cr_expect_eq(et_plan_windows(s, 2, H2M, 0, w, 0), n);
+	const unsigned char *g = (const unsigned char *)w;
+	for (size_t k = 0; k < sizeof w; k++)
+		cr_assert_eq(g[k], GUARD_BYTE, "cap 0 wrote into out[] at byte %zu", k);
+}
+
+Test(plan, cap_smaller_than_count)
+{
+	struct et_segment s[] = { seg(0x400000, 0xe00000) };      /* 5 windows */
+	struct et_window w[3];
+	memset(w, GUARD_BYTE, sizeof w);
+	cr_assert_eq(et_plan_windows(s, 1, H2M, 2, w, 2), 5, "returns the full count");
+	check_window(&w[0], 0x400000, 0, 2);
+	check_window(&w[1], 0x600000, 0, 2);
+	const unsigned char *g = (const unsigned char *)&w[2];
+	for (size_t k = 0; k < sizeof w[2]; k++)
+		cr_assert_eq(g[k], GUARD_BYTE, "wrote past cap at byte %zu", k);
+	/* Cap falling in the second segment. */
+	struct et_segment two[] = { seg(0x400000, 0x800000), seg(0x1000000, 0x1600000) };
+	struct et_window t[4];
+	memset(t, GUARD_BYTE, sizeof t);
+	cr_assert_eq(et_plan_windows(two, 2, H2M, 0, t, 3), 5);
+	check_window(&t[1], 0x600000, 0, 0);
+	check_window(&t[2], 0x1000000, 1, 0);
+	g = (const unsigned char *)&t[3];
+	for (size_t k = 0; k < sizeof t[3]; k++)
+		cr_assert_eq(g[k], GUARD_BYTE, "wrote past cap at byte %zu", k);
+}
+
+Test(plan, pmd_64k)
+{
+	const uint64_t P = 64 * UT_KIB;
+	struct et_segment s[] = { seg(3 * P + 5, 7 * P + 3) };
+	const uint64_t exp[] = { 4 * P, 5 * P, 6 * P };
+	expect_plan(s, 1, P, exp, NULL, 3);
+}
+
+Test(plan, pmd_512m)
+{
+	const uint64_t P = 512 * UT_MIB;
+	struct et_segment s[] = { seg(0x10000000, 0x70000000) };
+	const uint64_t exp[] = { 0x20000000, 0x40000000 };
+	expect_plan(s, 1, P, exp, NULL, 2);
+	/* A 100 MiB text has no 512 MiB window at all. */
+	struct et_segment small[] = { seg(0x400000, 0x400000 + 100 * UT_MIB) };
+	expect_plan(small, 1, P, NULL, NULL, 0);
+}
+
+Test(plan, pmd_32m_aarch64_like)
+{
+	const uint64_t P = 32 * UT_MIB;
+	const uint64_t start = UINT64_C(0xaaaa00001000);
+	struct et_segment s[] = { seg(start, start + 100 * UT_MIB) };
+	const uint64_t exp[] = { UINT64_C(0xaaaa02000000), UINT64_C(0xaaaa04000000) };
+	expect_plan(s, 1, P, exp, NULL, 2);
+	/* The same text with 2 MiB windows: 49 of them (first at +2 MiB). */
+	size_t n;
+	struct et_window *w = plan(s, 1, H2M, 0, &n);
+	cr_expect_eq(n, 49);
+	cr_expect_eq(w[0].addr, UINT64_C(0xaaaa00200000));
+	free(w);
+}
+
+static uint64_t rng_state = UINT64_C(0x9e3779b97f4a7c15);
+static uint64_t rnd(void)
+{
+	uint64_t x = rng_state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return rng_state = x;
+}
+
+Test(plan, random_lists_match_reference)
+{
+	static const uint64_t pmds[] = { 64 * UT_KIB, 2 * UT_MIB, 32 * UT_MIB, 512 * UT_MIB, UT_GIB };
+	for (int iter = 0; iter < 3000; iter++) {
+		uint64_t pmd = pmds[rnd() % 5];
+		size_t nsegs = rnd() % 6;
+		struct et_segment s[6];
+		for (size_t i = 0; i < nsegs; i++) {
+			uint64_t start, len;
+			switch (rnd() % 4) {
+			case 0:  /* near the top of the address space */
+				start = UINT64_MAX - rnd() % (8 * pmd);
+				len = rnd() % (8 * pmd);
+				break;
+			case 1:  /* aligned */
+				start = (rnd() % (UINT64_C(1) << 47)) & ~(pmd - 1);
+				len = (rnd() % 16) * pmd;
+				break;
+			case 2:  /* inverted or empty */
+				start = rnd() % (UINT64_C(1) << 47);
+				len = 0;
+				s[i] = seg(start, start - rnd() % 4096);
+				continue;
+			default:
+				start = rnd() % (UINT64_C(1) << 47);
+				len = rnd() % (20 * pmd);
+				break;
+			}
+			uint64_t end = start + len < start ? UINT64_MAX : start + len;
+			s[i] = seg(start, end);
+		}
+		uint64_t ra[256];
+		uint32_t rs[256];
+		size_t rn = ref_plan(s, nsegs, pmd, ra, rs, 256);
+		cr_assert(rn <= 256);
+		size_t n;
+		struct et_window *w = plan(s, nsegs, pmd, 5, &n);
+		cr_assert_eq(n, rn, "iteration %d: planned %zu, reference %zu", iter, n, rn);
+		for (size_t i = 0; i < n; i++) {
+			cr_assert_eq(w[i].addr, ra[i], "iteration %d window %zu", iter, i);
+			cr_assert_eq(w[i].seg, rs[i], "iteration %d window %zu", iter, i);
+			cr_assert_eq(w[i].addr % pmd, 0);
+		}
+		free(w);
+	}
+}
