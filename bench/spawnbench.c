@@ -4,8 +4,9 @@
  *
  *   spawnbench [-p PAIRS] [-r RUNS] LIBRARY PROGRAM [ARGS...]
  *
- * Each pair runs RUNS executions plain (A) then RUNS with LD_PRELOAD=LIBRARY
- * (B), timing each with CLOCK_MONOTONIC around posix_spawn + waitpid; the
+ * Each pair runs RUNS executions plain (A) and RUNS with LD_PRELOAD=LIBRARY
+ * (B), interleaved one by one (A B A B ...: the machine's drift hits both
+ * alike), timing each with CLOCK_MONOTONIC around posix_spawn + waitpid; the
  * pair's ratio is median(B) / median(A) (medians drop the runs the noisy
  * machine disturbed).  Prints every pair, then the median ratio and the
  * spread (min..max) over pairs.
@@ -90,8 +91,10 @@ int main(int argc, char **argv)
 	double *ratio = calloc((size_t)pairs, sizeof *ratio);
 	for (int i = 0; i < 20; i++) { run_once(prog, ea); run_once(prog, eb); }   /* warm up */
 	for (int p = 0; p < pairs; p++) {
-		for (int r = 0; r < runs; r++) ta[r] = run_once(prog, ea);
-		for (int r = 0; r < runs; r++) tb[r] = run_once(prog, eb);
+		for (int r = 0; r < runs; r++) {
+			ta[r] = run_once(prog, ea);
+			tb[r] = run_once(prog, eb);
+		}
 		qsort(ta, (size_t)runs, sizeof *ta, cmp_u64);
 		qsort(tb, (size_t)runs, sizeof *tb, cmp_u64);
 		double a = (double)ta[runs / 2], b = (double)tb[runs / 2];

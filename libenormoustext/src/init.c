@@ -35,25 +35,62 @@ static int (*g_other_stats)(struct enormoustext_stats *);
 static int (*g_other_count)(void);
 static int (*g_other_object)(unsigned, struct enormoustext_object *);
 
+/*
+ * Reading the options: the ENORMOUSTEXT* entries of the environment are
+ * gathered in one pass over environ (seven getenv calls would scan it seven
+ * times, at every start of every process of a preloaded tree); warnings
+ * are kept until we know this copy is the one that speaks.
+ */
+extern char **environ;
+
 struct pending_warning {
 	const char *name, *value, *accepts;
 };
-struct warn_ctx {
+
+struct start_ctx {
+	const char *env[16];
+	int nenv;
 	struct pending_warning w[ET_OPT__COUNT];
-	int n;
+	int nwarn;
 };
+
+/* If s starts with prefix, what follows it; else NULL.  Written out rather
+ * than strncmp: on this path every first call of a libc function costs a
+ * lazy symbol binding, in every process. */
+static const char *after_prefix(const char *s, const char *prefix)
+{
+	for (; *prefix; s++, prefix++)
+		if (*s != *prefix)
+			return NULL;
+	return s;
+}
+
+static void env_snapshot_take(struct start_ctx *c)
+{
+	c->nenv = 0;
+	for (char **e = environ; e && *e; e++) {
+		const char *v = *e;
+		if (v[0] == 'E' && after_prefix(v, "ENORMOUSTEXT") && c->nenv < 16)
+			c->env[c->nenv++] = v;
+	}
+}
 
 static const char *env_get(const char *name, void *ctx)
 {
-	(void)ctx;
-	return getenv(name);
+	const struct start_ctx *c = ctx;
+	for (int i = 0; i < c->nenv; i++) {
+		const char *rest = after_prefix(c->env[i], name);
+		if (rest && *rest == '=')
+			return rest + 1;
+	}
+	return NULL;
 }
 
-static void env_warn(const char *name, const char *value, const char *accepts, void *vctx)
+static void env_warn(const char *name, const char *value, const char *accepts, void *ctx)
 {
-	struct warn_ctx *c = vctx;
-	if (c->n < ET_OPT__COUNT)
-		c->w[c->n++] = (struct pending_warning){ name, value, accepts };
+	struct start_ctx *c = ctx;
+	if (c->nwarn < ET_OPT__COUNT)
+		c->w[c->nwarn++] = (struct pending_warning){ name, value, accepts };
 }
 
 static bool other_copy_active(void)
@@ -178,35 +215,16 @@ static void summarise(struct et_run *run)
 			       (unsigned long long)((et_now_ns() - (run)->t0_ns) / 1000)); \
 	} while (0)
 
-static void run_pipeline(struct et_run *run)
+/* Everything after the start-up checks (see et_constructor); `nobjs` is
+ * the count from the first pass over the loaded objects. */
+static void run_pipeline(struct et_run *run, size_t nobjs)
 {
-	struct warn_ctx wc = { .n = 0 };
-	et_options_parse(&run->opt, env_get, env_warn, &wc);
-	et_log_setup(run->opt.verbose, run->opt.verbose_set && run->opt.verbose == 0);
-	for (int i = 0; i < wc.n; i++)
-		et_log(0, "%s=%s is not valid: it accepts %s; using the default", wc.w[i].name,
-		       wc.w[i].value, wc.w[i].accepts);
-	if (!run->opt.enabled) {
-		run->reason = ET_R_OFF;
-		return;
-	}
 	run->ran = true;
 	ET_MARK(run, "options");
-
-	/* Objects: count, then fill a table sized with room for a few more
-	 * (another thread may dlopen meanwhile; extras are ignored).  The count
-	 * pass also gives the largest text segment: most processes have none
-	 * as large as a huge page, and stop here, before any system call —
-	 * unless the user asked for a per-object account. */
-	uint64_t max_seg = 0;
-	size_t n = et_objects_collect(NULL, 0, &max_seg, &run->quick_text) + 8;
-	uint64_t floor = et_pmd_size_floor();
+	/* Room for a few more objects: another thread may dlopen meanwhile
+	 * (extras are ignored). */
+	size_t n = nobjs + 8;
 	bool account = et_log_enabled(2) || run->opt.report;
-	if (floor && max_seg < floor && !account) {
-		run->si.pmd_size = floor;
-		run->quick = true;
-		return;
-	}
 	et_sysinfo_read_pmd(&run->si, "/");
 	ET_MARK(run, "pmd size");
 	const uint64_t H = run->si.pmd_size;
@@ -290,24 +308,61 @@ static void run_pipeline(struct et_run *run)
 	summarise(run);
 }
 
+/*
+ * Start-up.  The common case — no text segment as large as a huge page,
+ * nothing to say — must cost next to nothing: one pass over environ and
+ * one over the loaded objects, no system call, no symbol lookup.
+ */
 __attribute__((constructor)) static void et_constructor(void)
 {
+	struct et_run *run = &g_run;
 	if (__atomic_exchange_n(&g_started, 1, __ATOMIC_ACQ_REL))
 		return;
 	if (getauxval(AT_SECURE)) {
-		g_run.reason = ET_R_SECURE;
+		run->reason = ET_R_SECURE;
 		return;
 	}
+	struct start_ctx c = { .nenv = 0, .nwarn = 0 };
+	env_snapshot_take(&c);
+	et_options_parse(&run->opt, env_get, env_warn, &c);
+	bool silenced = run->opt.verbose_set && run->opt.verbose == 0;
+
+	uint64_t max_seg = 0;
+	size_t nobjs = et_objects_collect(NULL, 0, &max_seg, &run->quick_text);
+	uint64_t floor = et_pmd_size_floor();
+	/* "quick": nothing can be moved; "account": the user wants every object
+	 * described, which needs the whole pipeline anyway. */
+	bool quick = floor && max_seg < floor;
+	bool account = run->opt.enabled && (run->opt.verbose >= 2 || run->opt.report);
+	bool speak = (c.nwarn > 0 && !silenced) || run->opt.verbose >= 1 || run->opt.report;
+
+	run->reason = run->opt.enabled ? ET_R_NONE : ET_R_OFF;
+	if (run->opt.enabled && quick && !account) {
+		run->ran = true;
+		run->quick = true;
+		run->si.pmd_size = floor;
+	}
+	if ((!run->opt.enabled || run->quick) && !speak)
+		return;
+
+	/* From here on this copy acts or speaks: unless another copy of the
+	 * library in this process does. */
 	if (other_copy_active())
 		return;
-	g_run.t0_ns = et_now_ns();
-	run_pipeline(&g_run);
-	g_run.elapsed_ns = et_now_ns() - g_run.t0_ns;
-	et_report_log(&g_run);
-	if (g_run.opt.report) {
-		int err = et_report_json(&g_run, g_run.opt.report);
+	et_log_setup(run->opt.verbose, silenced);
+	for (int i = 0; i < c.nwarn; i++)
+		et_log(0, "%s=%s is not valid: it accepts %s; using the default", c.w[i].name,
+		       c.w[i].value, c.w[i].accepts);
+	if (run->opt.enabled && !run->quick) {
+		run->t0_ns = et_now_ns();
+		run_pipeline(run, nobjs);
+		run->elapsed_ns = et_now_ns() - run->t0_ns;
+	}
+	et_report_log(run);
+	if (run->opt.report) {
+		int err = et_report_json(run, run->opt.report);
 		if (err)
-			et_log(0, "ENORMOUSTEXT_REPORT=%s: cannot write the report: %s", g_run.opt.report,
+			et_log(0, "ENORMOUSTEXT_REPORT=%s: cannot write the report: %s", run->opt.report,
 			       strerror(-err));
 	}
 }

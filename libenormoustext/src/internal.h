@@ -64,10 +64,12 @@ struct et_options {
 /* How one option is described: the table in options.c is the only place
  * that knows names, defaults and what each accepts. */
 struct et_option_desc {
-	const char *name;
-	const char *def;           /* default, as text */
-	const char *accepts;       /* for the warning: what the variable accepts */
-	const char *help;
+	/* Arrays, not pointers: a table of pointers needs a relocation per
+	 * entry when the library loads, in every process it is preloaded into. */
+	char name[32];
+	char def[8];               /* default, as text */
+	char accepts[48];          /* for the warning: what the variable accepts */
+	char help[72];
 };
 
 /* getenv-like lookup, so that tests can feed their own environment. */

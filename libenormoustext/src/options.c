@@ -52,8 +52,8 @@ static bool ieq(const char *a, const char *b)
 
 int et_parse_bool(const char *s, bool *out)
 {
-	static const char *const yes[] = { "1", "on", "yes", "true", "enable", "enabled" };
-	static const char *const no[] = { "0", "off", "no", "false", "disable", "disabled" };
+	static const char yes[][9] = { "1", "on", "yes", "true", "enable", "enabled" };
+	static const char no[][9] = { "0", "off", "no", "false", "disable", "disabled" };
 	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
 		if (ieq(s, yes[i])) { *out = true; return 0; }
 		if (ieq(s, no[i])) { *out = false; return 0; }
@@ -92,7 +92,7 @@ int et_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static const char *const backend_names[ET_BACKEND__COUNT] = {
+static const char backend_names[ET_BACKEND__COUNT][9] = {
 	[ET_BACKEND_AUTO] = "auto", [ET_BACKEND_FILE] = "file", [ET_BACKEND_THP] = "thp",
 	[ET_BACKEND_COLLAPSE] = "collapse", [ET_BACKEND_HUGETLB] = "hugetlb",
 	[ET_BACKEND_NONE] = "none",

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const reason_texts[ET_R__COUNT] = {
+/* Arrays, not pointers: no load-time relocations (see options.c). */
+static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_NONE] = "",
 	[ET_R_OFF] = "turned off (ENORMOUSTEXT=0)",
 	[ET_R_SECURE] = "secure-execution process (setuid/setgid/capabilities): nothing done",
