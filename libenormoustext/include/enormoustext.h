@@ -86,6 +86,20 @@ ENORMOUSTEXT_API int enormoustext_object_count(void);
  * -EINVAL for a bad out/size. */
 ENORMOUSTEXT_API int enormoustext_get_object(unsigned i, struct enormoustext_object *out);
 
+/* Move the text of objects loaded since the last pass (the library's own
+ * dlopen/dlmopen wrappers call this; a program that loads code some other
+ * way may too).  Returns how many objects were new (>= 0), or -EDEADLK when
+ * called from inside a pass. */
+ENORMOUSTEXT_API int enormoustext_refresh(void);
+
+/* Move every whole huge-page window of executable text in
+ * [start, start + len) onto new huge pages, also windows already moved
+ * (each is copied again and swapped in the same way).  Returns how many
+ * windows were moved and confirmed huge (>= 0), -EINVAL for an empty
+ * range, -EPERM when the library is not active in this process.  Meant for
+ * tests that exercise the swap, and for programs that rewrite their text. */
+ENORMOUSTEXT_API int enormoustext_remap_range(const void *start, size_t len);
+
 /* Library version as "MAJOR.MINOR.PATCH". */
 ENORMOUSTEXT_API const char *enormoustext_version(void);
 

@@ -1,10 +1,15 @@
 /*
- * init.c — start-up and the public API.
+ * init.c — start-up, later passes (objects loaded with dlopen), and the
+ * public API.
  *
  * The constructor runs the pipeline once per process, whether the library
  * is preloaded, linked, or both:
  *
  *   options ─▶ sysinfo ─▶ objects ─▶ plan ─▶ remap ─▶ verify ─▶ report
+ *
+ * Each later pass (after dlopen, see dlhooks.c) runs the same pipeline over
+ * the objects the table does not hold yet.  One lock guards the table and
+ * the passes; the dlopen side never waits for it (see et_after_dlopen).
  *
  * "Once" holds across copies too: if this copy (say, linked statically
  * into the program) finds another copy's public symbol first in the global
@@ -20,6 +25,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +35,51 @@
 
 static struct et_run g_run;
 static int g_started;
+static bool g_active;          /* this copy acts: set by the constructor */
+static size_t g_objs_cap;      /* capacity of g_run.objs */
+
+/* The lock of the object table and of every pass.  Only the constructor,
+ * dlclose and the API wait for it; after dlopen a thread only tries it,
+ * and whoever holds it runs the pass that was asked for (g_pending) —
+ * so a dlopen from a constructor, a destructor or a signal-free nested
+ * loader path can never deadlock on it. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_pending;
+static pthread_t g_lock_owner;   /* valid while g_lock_held */
+static int g_lock_held;
+
+static void lock(void)
+{
+	pthread_mutex_lock(&g_lock);
+	g_lock_owner = pthread_self();
+	__atomic_store_n(&g_lock_held, 1, __ATOMIC_RELEASE);
+}
+
+static bool trylock(void)
+{
+	if (pthread_mutex_trylock(&g_lock) != 0)
+		return false;
+	g_lock_owner = pthread_self();
+	__atomic_store_n(&g_lock_held, 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+static void unlock(void)
+{
+	__atomic_store_n(&g_lock_held, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&g_lock);
+}
+
+static bool lock_is_mine(void)
+{
+	return __atomic_load_n(&g_lock_held, __ATOMIC_ACQUIRE) && pthread_equal(g_lock_owner, pthread_self());
+}
 
 /* Another copy of the library that does the work (see above). */
 static int (*g_other_stats)(struct enormoustext_stats *);
 static int (*g_other_count)(void);
 static int (*g_other_object)(unsigned, struct enormoustext_object *);
+static int (*g_other_refresh)(void);
 
 /*
  * Reading the options: the ENORMOUSTEXT* entries of the environment are
@@ -102,7 +148,8 @@ static bool other_copy_active(void)
 	g_other_count = (int (*)(void))dlsym(RTLD_DEFAULT, "enormoustext_object_count");
 	g_other_object = (int (*)(unsigned, struct enormoustext_object *))
 		dlsym(RTLD_DEFAULT, "enormoustext_get_object");
-	if (!g_other_count || !g_other_object) {
+	g_other_refresh = (int (*)(void))dlsym(RTLD_DEFAULT, "enormoustext_refresh");
+	if (!g_other_count || !g_other_object || !g_other_refresh) {
 		g_other_stats = NULL;
 		return false;
 	}
@@ -139,7 +186,7 @@ static void check_window(struct et_run *run, struct et_window *w, const struct e
 	w->prot = PROT_READ | PROT_EXEC;
 	const struct et_vma *v = sm ? et_smaps_find(sm, w->addr) : NULL;
 	if (!v || w->addr + H > v->end || v->prot != (PROT_READ | PROT_EXEC) || v->shared ||
-	    v->inode == 0) {
+	    (v->inode == 0 && !run->again)) {
 		w->reason = ET_R_MAPPING;
 		return;
 	}
@@ -185,6 +232,8 @@ static void summarise(struct et_run *run)
 		o->remapped_bytes = o->huge_bytes = 0;
 		o->windows_huge = 0;
 		o->reason = o->skip;
+		o->reason_mask = 0;
+		o->err = 0;
 		for (uint32_t k = 0; k < o->nwindows; k++) {
 			const struct et_window *w = &run->wins[o->first_window + k];
 			if (w->remapped)
@@ -193,8 +242,13 @@ static void summarise(struct et_run *run)
 				o->huge_bytes += H;
 				o->windows_huge++;
 				used[w->backend]++;
-			} else if (o->reason == ET_R_NONE) {
-				o->reason = w->reason;
+			} else {
+				if (o->reason == ET_R_NONE)
+					o->reason = w->reason;
+				if (w->reason != ET_R_NONE)
+					o->reason_mask |= 1u << w->reason;
+				if (!o->err)
+					o->err = w->err;
 			}
 		}
 		o->backend = ET_BACKEND_NONE;
@@ -207,7 +261,7 @@ static void summarise(struct et_run *run)
 	}
 }
 
-/* Debug (ENORMOUSTEXT_VERBOSE=3): time since start-up at each stage. */
+/* Debug (ENORMOUSTEXT_VERBOSE=3): time since the pass began at each stage. */
 #define ET_MARK(run, what) \
 	do { \
 		if (et_log_enabled(3)) \
@@ -215,31 +269,17 @@ static void summarise(struct et_run *run)
 			       (unsigned long long)((et_now_ns() - (run)->t0_ns) / 1000)); \
 	} while (0)
 
-/* Everything after the start-up checks (see et_constructor); `nobjs` is
- * the count from the first pass over the loaded objects. */
-static void run_pipeline(struct et_run *run, size_t nobjs)
+/* The pipeline over the objects of one pass (run->objs, run->nobjs): plan,
+ * check against the mappings, remap, verify, summarise into the objects.
+ * The windows table lives only for the pass. */
+static void run_pipeline(struct et_run *run)
 {
-	run->ran = true;
-	ET_MARK(run, "options");
-	/* Room for a few more objects: another thread may dlopen meanwhile
-	 * (extras are ignored). */
-	size_t n = nobjs + 8;
 	bool account = et_log_enabled(2) || run->opt.report;
-	et_sysinfo_read_pmd(&run->si, "/");
+	if (!run->si.pmd_size_read)
+		et_sysinfo_read_pmd(&run->si, "/");
 	ET_MARK(run, "pmd size");
 	const uint64_t H = run->si.pmd_size;
 
-	size_t objs_len = n * sizeof(struct et_object);
-	run->objs = et_scratch_alloc(objs_len);
-	if (!run->objs) {
-		run->reason = ET_R_SCRATCH;
-		return;
-	}
-	run->nobjs = et_objects_collect(run->objs, n, NULL, NULL);
-	if (run->nobjs > n)
-		run->nobjs = n;
-
-	ET_MARK(run, "objects");
 	size_t total = 0;
 	for (size_t i = 0; i < run->nobjs; i++) {
 		struct et_object *o = &run->objs[i];
@@ -250,17 +290,21 @@ static void run_pipeline(struct et_run *run, size_t nobjs)
 			o->nwindows = 0;
 		total += o->nwindows;
 	}
-	/* Most processes stop here: no object has a whole window, so there is
-	 * no need to read the policy or the (costly) smaps. */
+	/* Most passes stop here: no object has a whole window, so there is no
+	 * need to read the policy or the (costly) smaps. */
 	ET_MARK(run, "plan");
 	if (total == 0)
 		return;
-	run->wins = et_scratch_alloc(total * sizeof(struct et_window));
+	size_t wins_len = total * sizeof(struct et_window);
+	run->wins = et_scratch_alloc(wins_len);
 	if (!run->wins) {
 		run->reason = ET_R_SCRATCH;
+		for (size_t i = 0; i < run->nobjs; i++)
+			run->objs[i].nwindows = 0;
 		return;
 	}
-	et_sysinfo_read_policy(&run->si, "/");
+	if (!run->si.policy_read)
+		et_sysinfo_read_policy(&run->si, "/");
 	struct et_smaps sm;
 	int smerr = et_smaps_read(&sm, "/proc/self/smaps");
 	const struct et_smaps *smp = smerr ? NULL : &sm;
@@ -306,6 +350,211 @@ static void run_pipeline(struct et_run *run, size_t nobjs)
 	et_verify(run);
 	ET_MARK(run, "verify");
 	summarise(run);
+	et_scratch_free(run->wins, wins_len);
+	run->wins = NULL;
+	run->nwins = 0;
+}
+
+static bool same_object(const struct et_object *a, const struct et_object *b)
+{
+	return a->base == b->base && a->phdr == b->phdr;
+}
+
+/* Make room for `more` objects in the global table. */
+static int table_reserve(struct et_run *run, size_t more)
+{
+	if (run->nobjs + more <= g_objs_cap)
+		return 0;
+	size_t cap = g_objs_cap ? g_objs_cap * 2 : 32;
+	while (cap < run->nobjs + more)
+		cap *= 2;
+	struct et_object *t = et_scratch_alloc(cap * sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	if (run->objs) {
+		memcpy(t, run->objs, run->nobjs * sizeof *t);
+		et_scratch_free(run->objs, g_objs_cap * sizeof *t);
+	}
+	run->objs = t;
+	g_objs_cap = cap;
+	return 0;
+}
+
+/*
+ * One pass: the objects the loader has that the table does not, through
+ * the pipeline, then into the table.  Called with g_lock held.  Returns how
+ * many objects were new.
+ */
+static size_t process_new(struct et_run *run, const struct link_map *ns_head)
+{
+	uint64_t t0 = et_now_ns();
+	size_t cap = (ns_head ? et_objects_collect_linkmap(ns_head, NULL, 0)
+	                      : et_objects_collect(NULL, 0, NULL, NULL)) + 8;
+	size_t len = cap * sizeof(struct et_object);
+	struct et_object *tmp = et_scratch_alloc(len);
+	if (!tmp) {
+		run->reason = ET_R_SCRATCH;
+		return 0;
+	}
+	size_t n = ns_head ? et_objects_collect_linkmap(ns_head, tmp, cap)
+	                   : et_objects_collect(tmp, cap, NULL, NULL);
+	if (n > cap)
+		n = cap;
+	for (size_t i = 0; i < n; i++)
+		tmp[i].foreign = ns_head != NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool known = false;
+		for (size_t j = 0; j < run->nobjs && !known; j++)
+			known = same_object(&run->objs[j], &tmp[i]);
+		if (!known)
+			tmp[k++] = tmp[i];
+	}
+	if (k > 0 && table_reserve(run, k) == 0) {
+		struct et_run pass = { .opt = run->opt, .si = run->si, .objs = tmp, .nobjs = k, .t0_ns = t0 };
+		run_pipeline(&pass);
+		run->si = pass.si;
+		if (pass.reason != ET_R_NONE && run->reason == ET_R_NONE) {
+			run->reason = pass.reason;
+			run->reason_detail = pass.reason_detail;
+		}
+		memcpy(run->objs + run->nobjs, tmp, k * sizeof *tmp);
+		run->nobjs += k;
+		run->quick = false;   /* the table now speaks for the process */
+		if (run->passes > 0)
+			et_report_objects(run, run->nobjs - k, k);
+		run->passes++;
+	} else {
+		k = 0;
+	}
+	et_scratch_free(tmp, len);
+	run->elapsed_ns += et_now_ns() - t0;
+	return k;
+}
+
+/* Objects that are no longer loaded leave the table (after dlclose). */
+static void prune_unloaded(struct et_run *run)
+{
+	size_t cap = et_objects_collect(NULL, 0, NULL, NULL) + 8;
+	size_t len = cap * sizeof(struct et_object);
+	struct et_object *tmp = et_scratch_alloc(len);
+	if (!tmp)
+		return;
+	size_t n = et_objects_collect(tmp, cap, NULL, NULL);
+	if (n > cap)
+		n = cap;
+	size_t k = 0;
+	for (size_t j = 0; j < run->nobjs; j++) {
+		bool present = false;
+		for (size_t i = 0; i < n && !present; i++)
+			present = same_object(&run->objs[j], &tmp[i]);
+		if (!present && run->objs[j].foreign)
+			present = et_object_still_mapped(&run->objs[j]);
+		if (present)
+			run->objs[k++] = run->objs[j];
+	}
+	run->nobjs = k;
+	et_scratch_free(tmp, len);
+}
+
+static void write_report(struct et_run *run)
+{
+	int err = et_report_json(run, run->opt.report);
+	if (err)
+		et_log(0, "ENORMOUSTEXT_REPORT=%s: cannot write the report: %s", run->opt.report,
+		       strerror(-err));
+}
+
+/* Run every pass that was asked for, then let go of the lock; a request
+ * made while we held it is run here too (see g_lock). */
+static void drain_and_unlock(void)
+{
+	for (;;) {
+		bool changed = false;
+		while (__atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
+			changed |= process_new(&g_run, NULL) > 0;
+		if (changed && g_run.opt.report)
+			write_report(&g_run);
+		unlock();
+		if (!__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) || !trylock())
+			return;
+	}
+}
+
+/* fork: the child must not inherit the lock held by a thread that does not
+ * exist there.  A fork from inside dlclose (a destructor) already holds it:
+ * the same thread goes on in the child and lets it go there. */
+static __thread bool t_fork_locked __attribute__((tls_model("initial-exec")));
+static void atfork_prepare(void)
+{
+	t_fork_locked = !lock_is_mine();
+	if (t_fork_locked)
+		lock();
+}
+static void atfork_release(void)
+{
+	if (t_fork_locked)
+		unlock();
+	t_fork_locked = false;
+}
+
+/* The start-up was quick and silent: the checks it left for the first
+ * dlopen. */
+static pthread_once_t g_lazy_once = PTHREAD_ONCE_INIT;
+static void lazy_init(void)
+{
+	if (other_copy_active()) {
+		__atomic_store_n(&g_active, false, __ATOMIC_RELEASE);
+		return;
+	}
+	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+}
+
+void et_after_dlopen(void)
+{
+	if (g_run.quick_lazy)
+		pthread_once(&g_lazy_once, lazy_init);
+	if (g_other_refresh) {
+		g_other_refresh();
+		return;
+	}
+	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&g_pending, 1, __ATOMIC_RELEASE);
+	if (!trylock())
+		return;    /* the holder runs the pass when it lets go */
+	drain_and_unlock();
+}
+
+void et_after_dlmopen(const struct link_map *head)
+{
+	if (g_run.quick_lazy)
+		pthread_once(&g_lazy_once, lazy_init);
+	if (g_other_refresh || !__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+		return;
+	/* Never wait here (see g_lock): when a pass is running, this
+	 * namespace's objects are left as they are. */
+	if (!trylock())
+		return;
+	if (process_new(&g_run, head) > 0 && g_run.opt.report)
+		write_report(&g_run);
+	drain_and_unlock();
+}
+
+void et_dlclose_begin(void)
+{
+	/* Hold the table while the loader unmaps: a pass must never copy from
+	 * text that is going away under it. */
+	if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+		lock();
+}
+
+void et_dlclose_end(void)
+{
+	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+		return;
+	prune_unloaded(&g_run);
+	drain_and_unlock();
 }
 
 /*
@@ -326,23 +575,33 @@ __attribute__((constructor)) static void et_constructor(void)
 	env_snapshot_take(&c);
 	et_options_parse(&run->opt, env_get, env_warn, &c);
 	bool silenced = run->opt.verbose_set && run->opt.verbose == 0;
+	if (!run->opt.enabled)
+		run->reason = ET_R_OFF;
 
 	uint64_t max_seg = 0;
-	size_t nobjs = et_objects_collect(NULL, 0, &max_seg, &run->quick_text);
+	et_objects_collect(NULL, 0, &max_seg, &run->quick_text);
 	uint64_t floor = et_pmd_size_floor();
-	/* "quick": nothing can be moved; "account": the user wants every object
+	/* "quick": nothing to move now; "account": the user wants every object
 	 * described, which needs the whole pipeline anyway. */
 	bool quick = floor && max_seg < floor;
 	bool account = run->opt.enabled && (run->opt.verbose >= 2 || run->opt.report);
 	bool speak = (c.nwarn > 0 && !silenced) || run->opt.verbose >= 1 || run->opt.report;
 
-	run->reason = run->opt.enabled ? ET_R_NONE : ET_R_OFF;
+	/* Whatever is loaded later (dlopen) is handled unless the library is
+	 * off or another copy does the work; that check costs a symbol lookup,
+	 * so in the quick case it waits until a dlopen needs it. */
 	if (run->opt.enabled && quick && !account) {
 		run->ran = true;
 		run->quick = true;
 		run->si.pmd_size = floor;
+		if (!speak) {
+			et_log_setup(run->opt.verbose, silenced);
+			run->quick_lazy = true;
+			__atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
+			return;
+		}
 	}
-	if ((!run->opt.enabled || run->quick) && !speak)
+	if (!run->opt.enabled && !speak)
 		return;
 
 	/* From here on this copy acts or speaks: unless another copy of the
@@ -353,18 +612,18 @@ __attribute__((constructor)) static void et_constructor(void)
 	for (int i = 0; i < c.nwarn; i++)
 		et_log(0, "%s=%s is not valid: it accepts %s; using the default", c.w[i].name,
 		       c.w[i].value, c.w[i].accepts);
-	if (run->opt.enabled && !run->quick) {
-		run->t0_ns = et_now_ns();
-		run_pipeline(run, nobjs);
-		run->elapsed_ns = et_now_ns() - run->t0_ns;
+	if (run->opt.enabled) {
+		pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+		lock();
+		run->ran = true;
+		if (!run->quick)
+			process_new(run, NULL);
+		__atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
+		unlock();
 	}
 	et_report_log(run);
-	if (run->opt.report) {
-		int err = et_report_json(run, run->opt.report);
-		if (err)
-			et_log(0, "ENORMOUSTEXT_REPORT=%s: cannot write the report: %s", run->opt.report,
-			       strerror(-err));
-	}
+	if (run->opt.report)
+		write_report(run);
 }
 
 /* ---------------------------------------------------------------- API */
@@ -378,10 +637,16 @@ int enormoustext_get_stats(struct enormoustext_stats *out)
 	struct enormoustext_stats st;
 	memset(&st, 0, sizeof st);
 	st.size = out->size < sizeof st ? out->size : (uint32_t)sizeof st;
+	bool mine = lock_is_mine();
+	if (!mine)
+		lock();
 	st.ran = g_run.ran;
 	st.pmd_size = g_run.si.pmd_size;
 	st.elapsed_ns = g_run.elapsed_ns;
 	unsigned used[ET_BACKEND__COUNT] = { 0 };
+	const char *r = NULL, *detail = g_run.reason_detail;
+	if (g_run.reason != ET_R_NONE)
+		r = et_reason_text(g_run.reason);
 	for (size_t i = 0; i < g_run.nobjs; i++) {
 		/* Every object the API lists, so that per-object figures add up. */
 		const struct et_object *o = &g_run.objs[i];
@@ -392,10 +657,11 @@ int enormoustext_get_stats(struct enormoustext_stats *out)
 		st.huge_bytes += o->huge_bytes;
 		if (o->huge_bytes)
 			st.objects_huge++;
+		used[o->backend] += o->windows_huge;
+		/* Else the first reason a window stayed small. */
+		if (!r && o->skip == ET_R_NONE && o->reason != ET_R_NONE && o->reason != ET_R_MIN_BYTES)
+			r = et_reason_text(o->reason);
 	}
-	for (size_t j = 0; j < g_run.nwins; j++)
-		if (g_run.wins[j].huge)
-			used[g_run.wins[j].backend]++;
 	enum et_backend best = ET_BACKEND_NONE;
 	for (int b = 0, m = 0; b < ET_BACKEND__COUNT; b++)
 		if ((int)used[b] > m) {
@@ -403,21 +669,14 @@ int enormoustext_get_stats(struct enormoustext_stats *out)
 			best = (enum et_backend)b;
 		}
 	et_strlcpy(st.backend, et_backend_name(best), sizeof st.backend);
-
-	/* The process-level reason, else the first reason a window stayed small. */
-	const char *r = NULL, *detail = g_run.reason_detail;
-	if (g_run.reason != ET_R_NONE)
-		r = et_reason_text(g_run.reason);
-	for (size_t j = 0; !r && j < g_run.nwins; j++)
-		if (!g_run.wins[j].huge && g_run.wins[j].reason != ET_R_NONE &&
-		    g_run.wins[j].reason != ET_R_MIN_BYTES)
-			r = et_reason_text(g_run.wins[j].reason);
 	if (g_run.quick) {
 		st.text_bytes = g_run.quick_text;
 		r = "no loaded object has a text segment as large as one huge page";
 	}
 	if (!r && g_run.ran && st.eligible_bytes == 0)
 		r = "no whole huge-page window in any object's text";
+	if (!mine)
+		unlock();
 	if (r) {
 		if (detail)
 			snprintf(st.reason, sizeof st.reason, "%s: %s", r, detail);
@@ -432,7 +691,41 @@ int enormoustext_object_count(void)
 {
 	if (g_other_count)
 		return g_other_count();
-	return (int)g_run.nobjs;
+	bool mine = lock_is_mine();
+	if (!mine)
+		lock();
+	int n = (int)g_run.nobjs;
+	if (!mine)
+		unlock();
+	return n;
+}
+
+static void object_to_public(const struct et_object *o, struct enormoustext_object *x)
+{
+	x->windows = o->nwindows;
+	x->windows_huge = o->windows_huge;
+	et_strlcpy(x->path, o->path, sizeof x->path);
+	et_strlcpy(x->build_id, o->build_id, sizeof x->build_id);
+	et_strlcpy(x->backend, et_backend_name(o->backend), sizeof x->backend);
+	if (o->reason != ET_R_NONE) {
+		if (o->skip_detail)
+			snprintf(x->reason, sizeof x->reason, "%s: %s", et_reason_text(o->reason), o->skip_detail);
+		else
+			et_strlcpy(x->reason, et_reason_text(o->reason), sizeof x->reason);
+	} else if (o->skip == ET_R_NONE && o->nwindows == 0) {
+		et_strlcpy(x->reason, et_reason_text(ET_R_NO_WINDOW), sizeof x->reason);
+	}
+	for (uint32_t s = 0; s < o->nsegs; s++) {
+		if (!x->text_start || o->segs[s].start < x->text_start)
+			x->text_start = o->segs[s].start;
+		if (o->segs[s].end > x->text_end)
+			x->text_end = o->segs[s].end;
+	}
+	x->text_bytes = o->text_bytes;
+	x->eligible_bytes = o->skip == ET_R_NONE ? o->eligible_bytes : 0;
+	x->remapped_bytes = o->remapped_bytes;
+	x->huge_bytes = o->huge_bytes;
+	x->elapsed_ns = o->elapsed_ns;
 }
 
 int enormoustext_get_object(unsigned i, struct enormoustext_object *out)
@@ -441,38 +734,73 @@ int enormoustext_get_object(unsigned i, struct enormoustext_object *out)
 		return -EINVAL;
 	if (g_other_object)
 		return g_other_object(i, out);
-	if (i >= g_run.nobjs)
-		return -ERANGE;
-	const struct et_object *o = &g_run.objs[i];
 	struct enormoustext_object x;
 	memset(&x, 0, sizeof x);
 	x.size = out->size < sizeof x ? out->size : (uint32_t)sizeof x;
-	x.windows = o->nwindows;
-	x.windows_huge = o->windows_huge;
-	et_strlcpy(x.path, o->path, sizeof x.path);
-	et_strlcpy(x.build_id, o->build_id, sizeof x.build_id);
-	et_strlcpy(x.backend, et_backend_name(o->backend), sizeof x.backend);
-	if (o->reason != ET_R_NONE) {
-		if (o->skip_detail)
-			snprintf(x.reason, sizeof x.reason, "%s: %s", et_reason_text(o->reason), o->skip_detail);
-		else
-			et_strlcpy(x.reason, et_reason_text(o->reason), sizeof x.reason);
-	} else if (o->skip == ET_R_NONE && o->nwindows == 0) {
-		et_strlcpy(x.reason, et_reason_text(ET_R_NO_WINDOW), sizeof x.reason);
-	}
-	for (uint32_t s = 0; s < o->nsegs; s++) {
-		if (!x.text_start || o->segs[s].start < x.text_start)
-			x.text_start = o->segs[s].start;
-		if (o->segs[s].end > x.text_end)
-			x.text_end = o->segs[s].end;
-	}
-	x.text_bytes = o->text_bytes;
-	x.eligible_bytes = o->skip == ET_R_NONE ? o->eligible_bytes : 0;
-	x.remapped_bytes = o->remapped_bytes;
-	x.huge_bytes = o->huge_bytes;
-	x.elapsed_ns = o->elapsed_ns;
+	bool mine = lock_is_mine();
+	if (!mine)
+		lock();
+	bool ok = i < g_run.nobjs;
+	if (ok)
+		object_to_public(&g_run.objs[i], &x);
+	if (!mine)
+		unlock();
+	if (!ok)
+		return -ERANGE;
 	memcpy(out, &x, x.size);
 	return 0;
+}
+
+int enormoustext_refresh(void)
+{
+	if (g_other_refresh)
+		return g_other_refresh();
+	if (g_run.quick_lazy)
+		pthread_once(&g_lazy_once, lazy_init);
+	if (g_other_refresh)
+		return g_other_refresh();
+	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+		return 0;
+	if (lock_is_mine())
+		return -EDEADLK;
+	lock();
+	size_t before = g_run.nobjs;
+	__atomic_store_n(&g_pending, 1, __ATOMIC_RELEASE);
+	while (__atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
+		process_new(&g_run, NULL);
+	int n = g_run.nobjs > before ? (int)(g_run.nobjs - before) : 0;
+	if (n && g_run.opt.report)
+		write_report(&g_run);
+	drain_and_unlock();
+	return n;
+}
+
+int enormoustext_remap_range(const void *start, size_t len)
+{
+	if (!start || len == 0)
+		return -EINVAL;
+	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) || g_other_stats)
+		return -EPERM;
+	if (lock_is_mine())
+		return -EDEADLK;
+	lock();
+	struct et_object obj;
+	memset(&obj, 0, sizeof obj);
+	obj.nsegs = 1;
+	obj.segs[0].start = (uintptr_t)start;
+	obj.segs[0].end = (uintptr_t)start + len;
+	obj.segs[0].flags = PF_R_FLAG | PF_X_FLAG;
+	obj.skip = ET_R_NONE;
+	et_strlcpy(obj.path, "(range)", sizeof obj.path);
+	struct et_run pass = { .opt = g_run.opt, .si = g_run.si, .objs = &obj, .nobjs = 1,
+	                       .again = true, .t0_ns = et_now_ns() };
+	pass.opt.include = pass.opt.exclude = NULL;
+	pass.opt.min_bytes = 0;
+	run_pipeline(&pass);
+	g_run.si = pass.si;
+	int moved = (int)obj.windows_huge;
+	unlock();
+	return moved;
 }
 
 const char *enormoustext_version(void)

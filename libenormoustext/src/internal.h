@@ -112,6 +112,7 @@ struct et_sysinfo {
 	bool thp_disabled_process;  /* PR_GET_THP_DISABLE */
 	long hugetlb_free;          /* free pages of pmd_size in the pool, -1 unknown */
 	long hugetlb_total;
+	bool policy_read;           /* et_sysinfo_read_policy has run */
 };
 
 /* Read the system facts under `root` ("" or "/" for the real system, a
@@ -171,6 +172,8 @@ struct et_object {
 	char path[256];
 	char build_id[41];
 	uint64_t base;
+	uint64_t phdr;                /* address of its program headers: with base, its identity */
+	bool foreign;                 /* found through a dlmopen namespace's link maps */
 	struct et_segment segs[ET_MAX_SEGS];
 	uint32_t nsegs;
 	bool is_main;
@@ -180,7 +183,9 @@ struct et_object {
 	uint32_t first_window, nwindows, windows_huge;
 	uint64_t text_bytes, eligible_bytes, remapped_bytes, huge_bytes, elapsed_ns;
 	enum et_backend backend;      /* most used */
-	enum et_reason reason;        /* why something stayed small */
+	enum et_reason reason;        /* why something stayed small (the first reason) */
+	uint32_t reason_mask;         /* every reason a window stayed small (1 << reason) */
+	int err;                      /* errno of the first window that failed, 0 if none */
 };
 
 /* Fill objs (at most cap) from dl_iterate_phdr; returns how many objects
@@ -189,6 +194,14 @@ struct et_object {
  * *text_bytes (if not NULL) the sum of their executable segments. */
 ET_HIDDEN size_t et_objects_collect(struct et_object *objs, size_t cap, uint64_t *max_seg,
                                      uint64_t *text_bytes);
+/* The same from a namespace's list of link maps (dlmopen: dl_iterate_phdr
+ * only shows the caller's namespace).  Needs each object's ELF header at its
+ * load address; objects without one are left out. */
+struct link_map;
+ET_HIDDEN size_t et_objects_collect_linkmap(const struct link_map *head, struct et_object *objs,
+                                            size_t cap);
+/* Is the object (found through a link map) still loaded where it was? */
+ET_HIDDEN bool et_object_still_mapped(const struct et_object *o);
 /* A size no PMD can be smaller than on this architecture, known without a
  * system call (0 when there is no such knowledge). */
 ET_HIDDEN uint64_t et_pmd_size_floor(void);
@@ -262,6 +275,10 @@ struct et_run {
 	bool ran;
 	bool quick;                    /* stopped after counting: no object has a
 	                                  segment as large as a huge page */
+	bool quick_lazy;               /* ... and the checks for later passes wait
+	                                  for the first dlopen */
+	bool again;                    /* windows already moved may move again */
+	unsigned passes;               /* passes run so far (0: start-up) */
 	uint64_t quick_text;           /* text bytes seen by that count */
 };
 
@@ -273,6 +290,18 @@ ET_HIDDEN void et_verify(struct et_run *run);
 /* ----------------------------------------------------------------- report */
 
 ET_HIDDEN void et_report_log(const struct et_run *run);
+/* Per-object lines (ENORMOUSTEXT_VERBOSE=2) for objects [first, first+n). */
+ET_HIDDEN void et_report_objects(const struct et_run *run, size_t first, size_t n);
+
+/* ---------------------------------------------------------------- dlhooks */
+
+/* Called by the dlopen/dlmopen wrappers after the loader returned a handle. */
+ET_HIDDEN void et_after_dlopen(void);
+/* After dlmopen: the objects of that namespace (head of its link maps). */
+ET_HIDDEN void et_after_dlmopen(const struct link_map *head);
+/* Around the real dlclose: the table is held while the loader unmaps. */
+ET_HIDDEN void et_dlclose_begin(void);
+ET_HIDDEN void et_dlclose_end(void);
 ET_HIDDEN int et_report_json(const struct et_run *run, const char *path);
 
 /* ----------------------------------------------------------------- util */

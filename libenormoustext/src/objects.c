@@ -13,6 +13,7 @@
 #include <elf.h>
 #include <link.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 
@@ -95,6 +96,7 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	struct et_object *o = &c->objs[idx];
 	memset(o, 0, sizeof *o);
 	o->base = info->dlpi_addr;
+	o->phdr = (uintptr_t)info->dlpi_phdr;
 	o->is_main = idx == 0;
 	o->backend = ET_BACKEND_NONE;
 	if (info->dlpi_name && info->dlpi_name[0])
@@ -146,6 +148,56 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 static void self_marker(void) {}
+
+/* Is [p, p + len) mapped?  mincore fails with ENOMEM on any hole. */
+static bool mapped(const void *p, size_t len)
+{
+	uintptr_t pg = (uintptr_t)p & ~(uintptr_t)4095;
+	unsigned char vec[4];
+	size_t span = ((uintptr_t)p + len - pg + 4095) & ~(size_t)4095;
+	if (span > 4 * 4096)
+		return false;
+	return mincore((void *)pg, span, vec) == 0;
+}
+
+/* The program headers of a loaded object, found from its ELF header at
+ * its load address (where a shared object's first segment maps offset 0). */
+static bool phdrs_of(uintptr_t addr, const ElfW(Phdr) **ph, ElfW(Half) *n)
+{
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)addr;
+	if (!addr || !mapped(eh, sizeof *eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phnum == 0 || eh->e_phnum > 64 ||
+	    !mapped((const char *)eh + eh->e_phoff, eh->e_phnum * sizeof(ElfW(Phdr))))
+		return false;
+	*ph = (const ElfW(Phdr) *)(addr + eh->e_phoff);
+	*n = eh->e_phnum;
+	return true;
+}
+
+size_t et_objects_collect_linkmap(const struct link_map *head, struct et_object *objs, size_t cap)
+{
+	struct collect c = { objs, 0, cap, (uintptr_t)&self_marker,
+	                     (uintptr_t)getauxval(AT_SYSINFO_EHDR), 0, 0 };
+	for (const struct link_map *l = head; l; l = l->l_next) {
+		struct dl_phdr_info info;
+		memset(&info, 0, sizeof info);
+		if (!phdrs_of(l->l_addr, &info.dlpi_phdr, &info.dlpi_phnum))
+			continue;
+		info.dlpi_addr = l->l_addr;
+		info.dlpi_name = l->l_name;
+		collect_cb(&info, sizeof info, &c);
+		if (c.n <= cap)
+			objs[c.n - 1].is_main = false;
+	}
+	return c.n;
+}
+
+bool et_object_still_mapped(const struct et_object *o)
+{
+	const ElfW(Phdr) *ph;
+	ElfW(Half) n;
+	return phdrs_of(o->base, &ph, &n) && (uintptr_t)ph == o->phdr;
+}
 
 size_t et_objects_collect(struct et_object *objs, size_t cap, uint64_t *max_seg,
                           uint64_t *text_bytes)

@@ -66,6 +66,36 @@ static const char *page_label(char *buf, size_t cap, uint64_t pmd)
 	return buf;
 }
 
+void et_report_objects(const struct et_run *run, size_t first, size_t n)
+{
+	char a[32], b[32], pg[32];
+	if (!et_log_enabled(2))
+		return;
+	for (size_t i = first; i < first + n && i < run->nobjs; i++) {
+		const struct et_object *o = &run->objs[i];
+		const char *name = o->path[0] ? o->path : "(unnamed)";
+		if (o->skip != ET_R_NONE) {
+			et_log(2, "%s: left alone: %s%s%s", name, et_reason_text(o->skip),
+			       o->skip_detail ? ": " : "", o->skip_detail ? o->skip_detail : "");
+		} else if (o->nwindows == 0) {
+			et_log(2, "%s: left small: no whole %s window in %s MiB of text", name,
+			       page_label(pg, sizeof pg, run->si.pmd_size), mib(a, sizeof a, o->text_bytes));
+		} else if (o->windows_huge == o->nwindows) {
+			et_log(2, "%s: %s of %s MiB text huge (%s), %u window(s), %.1f ms", name,
+			       mib(a, sizeof a, o->huge_bytes), mib(b, sizeof b, o->text_bytes),
+			       et_backend_name(o->backend), o->nwindows, (double)o->elapsed_ns / 1e6);
+		} else {
+			/* Something stayed small: say why, with errno where there is one. */
+			et_log(2, "%s: %s of %s MiB text huge (%s), %u of %u window(s) left small: %s%s%s%s%s",
+			       name, mib(a, sizeof a, o->huge_bytes), mib(b, sizeof b, o->text_bytes),
+			       et_backend_name(o->backend), o->nwindows - o->windows_huge, o->nwindows,
+			       et_reason_text(o->reason), o->skip_detail ? ": " : "",
+			       o->skip_detail ? o->skip_detail : "", o->err ? ": " : "",
+			       o->err ? strerror(o->err) : "");
+		}
+	}
+}
+
 void et_report_log(const struct et_run *run)
 {
 	char a[32], b[32], pg[32];
@@ -76,43 +106,7 @@ void et_report_log(const struct et_run *run)
 	}
 	struct enormoustext_stats st = { .size = sizeof st };
 	enormoustext_get_stats(&st);
-
-	if (et_log_enabled(2)) {
-		for (size_t i = 0; i < run->nobjs; i++) {
-			const struct et_object *o = &run->objs[i];
-			const char *name = o->path[0] ? o->path : "(unnamed)";
-			if (o->skip != ET_R_NONE) {
-				et_log(2, "%s: left alone: %s%s%s", name, et_reason_text(o->skip),
-				       o->skip_detail ? ": " : "", o->skip_detail ? o->skip_detail : "");
-				continue;
-			}
-			if (o->nwindows == 0) {
-				et_log(2, "%s: left small: no whole %s window in %s MiB of text", name,
-				       page_label(pg, sizeof pg, run->si.pmd_size), mib(a, sizeof a, o->text_bytes));
-				continue;
-			}
-			if (o->windows_huge == o->nwindows) {
-				et_log(2, "%s: %s of %s MiB text huge (%s), %u window(s), %.1f ms", name,
-				       mib(a, sizeof a, o->huge_bytes), mib(b, sizeof b, o->text_bytes),
-				       et_backend_name(o->backend), o->nwindows, (double)o->elapsed_ns / 1e6);
-				continue;
-			}
-			/* Something stayed small: say why, with errno where there is one. */
-			int err = 0;
-			for (uint32_t k = 0; k < o->nwindows; k++) {
-				const struct et_window *w = &run->wins[o->first_window + k];
-				if (!w->huge && w->err) {
-					err = w->err;
-					break;
-				}
-			}
-			et_log(2, "%s: %s of %s MiB text huge (%s), %u of %u window(s) left small: %s%s%s%s%s",
-			       name, mib(a, sizeof a, o->huge_bytes), mib(b, sizeof b, o->text_bytes),
-			       et_backend_name(o->backend), o->nwindows - o->windows_huge, o->nwindows,
-			       et_reason_text(o->reason), o->skip_detail ? ": " : "",
-			       o->skip_detail ? o->skip_detail : "", err ? ": " : "", err ? strerror(err) : "");
-		}
-	}
+	et_report_objects(run, 0, run->nobjs);
 	et_log(1, "%u object%s, %s MiB of %s MiB text on %s pages (%s), %llu ms%s%s",
 	       st.objects_huge, st.objects_huge == 1 ? "" : "s", mib(a, sizeof a, st.huge_bytes),
 	       mib(b, sizeof b, st.text_bytes), page_label(pg, sizeof pg, run->si.pmd_size),
@@ -266,25 +260,23 @@ int et_report_json(const struct et_run *run, const char *path_in)
 		       o->nwindows, o->windows_huge, (unsigned long long)o->eligible_bytes,
 		       (unsigned long long)o->remapped_bytes, (unsigned long long)o->huge_bytes,
 		       et_backend_name(o->backend), (unsigned long long)o->elapsed_ns);
-		/* Every distinct reason, object-level first, then per window. */
-		bool seen[ET_R__COUNT] = { false };
+		/* Every distinct reason: the object's own, then its windows'. */
+		uint32_t mask = o->reason_mask;
 		bool first = true;
 		if (o->skip != ET_R_NONE) {
 			jw_str(&j, et_reason_text(o->skip));
-			seen[o->skip] = true;
+			mask &= ~(1u << o->skip);
 			first = false;
 		} else if (o->nwindows == 0) {
 			jw_str(&j, et_reason_text(ET_R_NO_WINDOW));
 			first = false;
 		}
-		for (uint32_t k = 0; k < o->nwindows; k++) {
-			const struct et_window *w = &run->wins[o->first_window + k];
-			if (w->huge || w->reason == ET_R_NONE || seen[w->reason])
+		for (int r = 1; r < ET_R__COUNT; r++) {
+			if (!(mask & (1u << r)))
 				continue;
-			seen[w->reason] = true;
 			if (!first)
 				jw_lit(&j, ", ");
-			jw_str(&j, et_reason_text(w->reason));
+			jw_str(&j, et_reason_text((enum et_reason)r));
 			first = false;
 		}
 		jw_lit(&j, "]}");

@@ -108,6 +108,7 @@ void et_sysinfo_read_policy(struct et_sysinfo *si, const char *root)
 	if (ok)
 		si->hugetlb_total = v;
 
+	si->policy_read = true;
 	/* The process flag is not a file: it is only read for the real system. */
 	if (!root || !*root || !strcmp(root, "/"))
 		si->thp_disabled_process = prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) > 0;

@@ -358,6 +358,28 @@ report)
 	done
 	;;
 
+dlopen.preload | dlopen.linked | dlopen.off | dlopen.exclude | dlmopen.preload | dlopen.ctor)
+	# Text of libraries loaded after start-up: dlopen (preloaded, or linked
+	# with -lenormoustext), dlmopen into a new namespace, and a dlopen from
+	# inside another library's constructor.  dlopen_test also dlcloses and
+	# checks that nothing of ours is left, then loads the library again.
+	exe=dlopen_test
+	[ "$T" = dlopen.linked ] && exe=dlopen_test-linked
+	fresh "$IT_BIN" "$exe" libctor_dlopen.so
+	run baseline ENORMOUSTEXT=0 -- "./$exe" --expect-none ./libbigtext.so
+	[ "$RC" -eq 0 ] || fail "baseline (no library): $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
+	case $T in
+	dlopen.preload) run lib LD_PRELOAD="$PRE" -- ./dlopen_test ./libbigtext.so ;;
+	dlopen.linked) run lib -- ./dlopen_test-linked ./libbigtext.so ;;
+	dlopen.off) run lib ENORMOUSTEXT=0 LD_PRELOAD="$PRE" -- ./dlopen_test --expect-none ./libbigtext.so ;;
+	dlopen.exclude) run lib ENORMOUSTEXT_EXCLUDE='*libbigtext*' LD_PRELOAD="$PRE" -- ./dlopen_test --expect-none ./libbigtext.so ;;
+	dlmopen.preload) run lib LD_PRELOAD="$PRE" -- ./dlopen_test --dlmopen ./libbigtext.so ;;
+	dlopen.ctor) run lib LD_PRELOAD="$PRE" -- ./dlopen_test --ctor ./libctor_dlopen.so ./libbigtext.so ;;
+	esac
+	[ "$RC" -eq 0 ] || fail "$(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
 secure)
 	# A setuid program (owner nobody, run by root: AT_SECURE) linked with the
 	# library: nothing done, nothing printed, no report written.
