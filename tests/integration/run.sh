@@ -380,6 +380,15 @@ dlopen.preload | dlopen.linked | dlopen.off | dlopen.exclude | dlmopen.preload |
 	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
 	;;
 
+stress)
+	# >= 10,000 window swaps while two threads run the moved code and a
+	# signal handler in it keeps being called: no wrong result, no crash.
+	D=$WORK/stress
+	mkdir "$D" && cp "$IT_BIN/stress_main" "$IT_BIN/libstress.so" "$D/" || exit 2
+	run lib LD_PRELOAD="$PRE" -- ./stress_main ./libstress.so "${IT_STRESS_SWAPS:-10000}"
+	[ "$RC" -eq 0 ] || fail "stress_main exited $RC: $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
+	;;
+
 secure)
 	# A setuid program (owner nobody, run by root: AT_SECURE) linked with the
 	# library: nothing done, nothing printed, no report written.
