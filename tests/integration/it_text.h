@@ -61,6 +61,8 @@ struct it_huge {
 	uint64_t anon;        /* AnonHugePages of the VMAs over them (capped per VMA) */
 	uint64_t file;        /* FilePmdMapped, likewise */
 	uint64_t hugetlb;
+	uint64_t shared;      /* Shared_Clean + Shared_Dirty over the windows (capped per VMA) */
+	uint64_t private_;    /* Private_Clean + Private_Dirty, likewise */
 	uint64_t anon_rx;     /* bytes of anonymous r-x mappings inside [lo, hi) */
 	uint64_t mapped;      /* bytes of [lo, hi) covered by any mapping */
 };
@@ -95,6 +97,12 @@ static inline int it_huge_of(uintptr_t lo, uintptr_t hi, uint64_t H, struct it_h
 			dst = &r->anon;
 		else if (sscanf(line, "FilePmdMapped: %llu kB", &kb) == 1)
 			dst = &r->file;
+		else if (sscanf(line, "Shared_Clean: %llu kB", &kb) == 1 ||
+		         sscanf(line, "Shared_Dirty: %llu kB", &kb) == 1)
+			dst = &r->shared;
+		else if (sscanf(line, "Private_Clean: %llu kB", &kb) == 1 ||
+		         sscanf(line, "Private_Dirty: %llu kB", &kb) == 1)
+			dst = &r->private_;
 		else if (sscanf(line, "Private_Hugetlb: %llu kB", &kb) == 1 ||
 		         sscanf(line, "Shared_Hugetlb: %llu kB", &kb) == 1)
 			dst = &r->hugetlb;

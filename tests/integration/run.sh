@@ -380,6 +380,20 @@ dlopen.preload | dlopen.linked | dlopen.off | dlopen.exclude | dlmopen.preload |
 	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
 	;;
 
+fork | fork.ctor)
+	# fork: the child shares the parent's huge text (smaps Shared_*), no
+	# second copy; an exec'd child runs the library afresh; a library that
+	# forks in its constructor works.
+	fresh "$IT_BIN" fork_test libfork_ctor.so
+	if [ "$T" = fork ]; then
+		run lib LD_PRELOAD="$PRE" -- ./fork_test ./libbigtext.so
+	else
+		run lib LD_PRELOAD="$PRE" -- ./fork_test --fork-ctor ./libfork_ctor.so ./libbigtext.so
+	fi
+	[ "$RC" -eq 0 ] || fail "fork_test exited $RC: $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
 stress)
 	# >= 10,000 window swaps while two threads run the moved code and a
 	# signal handler in it keeps being called: no wrong result, no crash.
