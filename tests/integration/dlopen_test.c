@@ -116,8 +116,14 @@ static int round_trip(const char *lib, int expect_huge, int use_dlmopen)
 	for (int round = 1; round <= 2; round++) {
 		char what[64];
 		snprintf(what, sizeof what, "%s #%d", use_dlmopen ? "dlmopen" : "dlopen", round);
+#ifdef LM_ID_NEWLM
 		void *h = use_dlmopen ? dlmopen(LM_ID_NEWLM, lib, RTLD_NOW | RTLD_LOCAL)
 		                      : dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+#else
+		void *h = use_dlmopen ? NULL : dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		if (use_dlmopen)
+			printf("dlopen_test: no dlmopen in this C library\n");
+#endif
 		if (!h) {
 			FAIL("%s: %s: %s", what, lib, dlerror());
 			return 1;
@@ -129,10 +135,18 @@ static int round_trip(const char *lib, int expect_huge, int use_dlmopen)
 		if (dlclose(h) != 0)
 			FAIL("%s: dlclose: %s", what, dlerror());
 		uintptr_t lo2, hi2;
+#ifdef __GLIBC__
 		if (it_find_seg(needle, &lo2, &hi2))
 			FAIL("%s: %s still loaded after dlclose", what, needle);
 		else
 			check_gone(lo, hi, what);
+#else
+		/* musl never unloads: dlclose is a no-op there. */
+		if (it_find_seg(needle, &lo2, &hi2))
+			printf("dlopen_test: %s: still loaded after dlclose (this C library never unloads)\n", what);
+		else
+			check_gone(lo, hi, what);
+#endif
 	}
 	return 0;
 }

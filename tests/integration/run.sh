@@ -467,6 +467,12 @@ musl)
 	run lib LD_PRELOAD="$mlib" -- ./bigtext --expect-huge 95 --kind "$AUTO_KIND" --expect-loaded
 	expect_pass "musl program with the musl-built library preloaded"
 	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	# dlopen with musl: the wrapper finds musl's dlopen with RTLD_NEXT.
+	fresh "$IT_MUSL_BIN" dlopen_test
+	run dlopen_base -- ./dlopen_test --expect-none ./libbigtext.so
+	[ "$RC" -eq 0 ] || fail "musl dlopen baseline: $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
+	run dlopen LD_PRELOAD="$mlib" -- ./dlopen_test ./libbigtext.so
+	[ "$RC" -eq 0 ] || fail "musl dlopen: $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
 	;;
 
 *)
