@@ -350,6 +350,12 @@ static void run_pipeline(struct et_run *run)
 	et_verify(run);
 	ET_MARK(run, "verify");
 	summarise(run);
+	if (run->opt.perfmap) {
+		int n = et_perfmap_write(run);
+		if (n < 0)
+			et_log(0, "ENORMOUSTEXT_PERFMAP: cannot write /tmp/perf-%ld.map: %s", (long)getpid(),
+			       strerror(-n));
+	}
 	et_scratch_free(run->wins, wins_len);
 	run->wins = NULL;
 	run->nwins = 0;

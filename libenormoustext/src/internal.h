@@ -47,6 +47,7 @@ enum et_option_id {
 	ET_OPT_EXCLUDE,      /* ENORMOUSTEXT_EXCLUDE */
 	ET_OPT_MIN_BYTES,    /* ENORMOUSTEXT_MIN_BYTES */
 	ET_OPT_REPORT,       /* ENORMOUSTEXT_REPORT */
+	ET_OPT_PERFMAP,      /* ENORMOUSTEXT_PERFMAP */
 	ET_OPT__COUNT
 };
 
@@ -59,6 +60,7 @@ struct et_options {
 	const char *exclude;       /* colon-separated globs, NULL = nothing */
 	uint64_t min_bytes;
 	const char *report;        /* path or NULL */
+	bool perfmap;              /* write /tmp/perf-PID.map for moved text */
 };
 
 /* How one option is described: the table in options.c is the only place
@@ -290,6 +292,9 @@ ET_HIDDEN void et_verify(struct et_run *run);
 /* ----------------------------------------------------------------- report */
 
 ET_HIDDEN void et_report_log(const struct et_run *run);
+/* Append the functions in the pass's moved windows to /tmp/perf-PID.map
+ * (perfmap.c).  Returns how many, or -errno. */
+ET_HIDDEN int et_perfmap_write(const struct et_run *run);
 /* Per-object lines (ENORMOUSTEXT_VERBOSE=2) for objects [first, first+n). */
 ET_HIDDEN void et_report_objects(const struct et_run *run, size_t first, size_t n);
 

@@ -29,6 +29,8 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"skip objects with less eligible text than this" },
 	[ET_OPT_REPORT] = { "ENORMOUSTEXT_REPORT", "", "a writable file path",
 		"write a JSON report of what was done to this file" },
+	[ET_OPT_PERFMAP] = { "ENORMOUSTEXT_PERFMAP", "0", "1/0, on/off, yes/no, true/false",
+		"write /tmp/perf-PID.map naming the functions in moved text, for perf" },
 };
 
 const struct et_option_desc *et_option_table(size_t *count)
@@ -193,6 +195,9 @@ int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, vo
 		case ET_OPT_REPORT:
 			if (*v)
 				o->report = v;
+			break;
+		case ET_OPT_PERFMAP:
+			ok = et_parse_bool(v, &o->perfmap);
 			break;
 		case ET_OPT__COUNT:
 			break;

@@ -20,7 +20,7 @@ struct it_seg {
 static int it_seg_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
-	struct it_seg *s = arg;
+	struct it_seg *s = (struct it_seg *)arg;
 	if (!info->dlpi_name || !strstr(info->dlpi_name, s->needle))
 		return 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {

@@ -394,6 +394,70 @@ fork | fork.ctor)
 	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
 	;;
 
+inspect | inspect.gdb | inspect.perf)
+	# Moved code stays inspectable: C++ exceptions, backtrace()/unw_backtrace
+	# with dladdr, a perf map (ENORMOUSTEXT_PERFMAP=1), gdb breakpoints, and
+	# perf report naming functions in moved text.
+	[ -x "$IT_BIN/inspect" ] || skip "inspect was not built (no C++ compiler or no libunwind when configured)"
+	D=$WORK/inspect
+	mkdir "$D" && cp "$IT_BIN/inspect" "$D/" || exit 2
+	case $T in
+	inspect)
+		run base -- ./inspect
+		grep -q 'NOT moved' "$OUT" || fail "without the library the level_ functions should not be moved"
+		run lib ENORMOUSTEXT_PERFMAP=1 LD_PRELOAD="$PRE" -- ./inspect --perfmap
+		[ "$RC" -eq 0 ] || fail "$(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
+		;;
+	inspect.gdb)
+		command -v gdb >/dev/null || skip "gdb is not installed"
+		run gdb -- gdb -nx -batch -ex "set environment LD_PRELOAD=$PRE" -ex 'set startup-with-shell off' \
+			-ex 'break level_c' -ex run -ex bt -ex 'info symbol $pc' -ex 'printf "pc=%#lx\n", $pc' \
+			-ex 'info proc mappings' -ex kill --args ./inspect --spin 2
+		grep -qE '^Breakpoint 1, .*level_c' "$OUT" || fail "gdb did not stop at the breakpoint in level_c"
+		grep -qE '#1 .*level_b' "$OUT" && grep -qE '#2 .*level_a' "$OUT" ||
+			fail "gdb's backtrace from level_c does not go through level_b and level_a"
+		grep -q 'level_c in section .text' "$OUT" || fail "gdb does not name the moved pc"
+		# The breakpoint was hit in a moved window: an anonymous mapping.
+		pc=$(sed -n 's/^pc=\(0x[0-9a-f]*\)$/\1/p' "$OUT")
+		[ -n "$pc" ] || fail "gdb printed no pc"
+		anon=""
+		while read -r start end _ _ perms objfile _; do
+			case $start in 0x*) ;; *) continue ;; esac
+			if (( pc >= start && pc < end )); then
+				echo "   mapping of the pc $pc: $start-$end $perms ${objfile:-(anonymous)}"
+				[ -z "$objfile" ] && anon=yes
+			fi
+		done <"$OUT"
+		[ -n "$anon" ] || fail "the breakpoint at $pc was not hit in a moved (anonymous) window"
+		;;
+	inspect.perf)
+		command -v perf >/dev/null || skip "perf is not installed"
+		(cd "$D" && exec env ENORMOUSTEXT_PERFMAP=1 LD_PRELOAD="$PRE" ./inspect --spin 3) >"$D/spin.out" 2>&1 &
+		spin=$!
+		for _ in $(seq 50); do grep -q '^ready' "$D/spin.out" && break; sleep 0.1; done
+		pid=$(sed -n 's/^ready //p' "$D/spin.out")
+		[ -n "$pid" ] || fail "inspect --spin did not start: $(cat "$D/spin.out")"
+		sleep 0.3
+		[ -s "/tmp/perf-$pid.map" ] || fail "no /tmp/perf-$pid.map written by the library"
+		# Attach: perf reads /proc/PID/maps, where the moved windows are
+		# anonymous, and names them from the perf map.
+		if ! perf record -q -e cpu-clock -F 499 -p "$pid" -o "$D/perf.data" -- sleep 1 >"$D/record.log" 2>&1; then
+			wait "$spin"
+			cat "$D/record.log"
+			skip "perf record cannot attach here (see above)"
+		fi
+		wait "$spin"
+		rm -f "/tmp/perf-$pid.map.keep"
+		cp "/tmp/perf-$pid.map" "$D/perf.map" 2>/dev/null
+		perf report -i "$D/perf.data" --stdio --sort sym 2>/dev/null >"$D/report.txt"
+		rm -f "/tmp/perf-$pid.map"
+		grep -E 'level_[abcd]' "$D/report.txt" | head -5 | sed 's/^/   report| /'
+		grep -qE 'level_[abcd]' "$D/report.txt" || { sed 's/^/   report| /' "$D/report.txt" | head -30;
+			fail "perf report does not name the functions in moved text"; }
+		;;
+	esac
+	;;
+
 stress)
 	# >= 10,000 window swaps while two threads run the moved code and a
 	# signal handler in it keeps being called: no wrong result, no crash.
