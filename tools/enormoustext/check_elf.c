@@ -1,0 +1,778 @@
+/*
+ * check_elf.c — the analysis behind `enormoustext check`: can the text of
+ * this program or library go onto huge pages, how much of it, and what
+ * would make all of it.  Reads the file with libelf (the runtime library
+ * must not depend on it; the command may).
+ *
+ * Hostile input: every offset and size is checked against the file before
+ * it is used, libelf reads only the in-memory image (elf_memory: no reads
+ * past it), and a bad or truncated file ends in exactly one line naming it.
+ * The tests run this on every prefix of a small ELF and on random byte
+ * flips under ASan/UBSan.
+ *
+ * What "eligible" means is the library's own rule (plan.c, reused here): a
+ * whole PMD-size window [w, w+H), H-aligned at run time, inside the file
+ * bytes of an executable PT_LOAD.  How many there are depends on where the
+ * object is loaded, modulo H:
+ *   - ET_EXEC: at its link-time address;
+ *   - a PIE executable: where the kernel puts it, aligned to its largest
+ *     p_align (Linux >= 5.10), for glibc and musl alike;
+ *   - a shared library: glibc (>= 2.35) aligns it to its largest p_align;
+ *     musl ignores p_align, so it lands wherever the kernel places a file
+ *     mapping (page-aligned at least).
+ * Where the alignment is smaller than H, the count is a range over every
+ * possible load address.
+ */
+#include "tool.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef DF_1_PIE
+#define DF_1_PIE 0x08000000
+#endif
+#ifndef DF_TEXTREL
+#define DF_TEXTREL 0x4
+#endif
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+struct seg {
+	uint64_t vaddr, off, filesz, memsz, align;
+	uint32_t flags;
+};
+
+struct range {
+	uint64_t min, max;   /* eligible bytes over the possible load addresses */
+};
+
+struct info {
+	const char *name;
+	unsigned cls, machine, type;
+	bool little, pie, dso, textrel, is_musl;
+	char interp[256];
+	char build_id[2 * 64 + 1];
+	uint64_t hot_bytes;
+	bool has_hot;
+	struct seg *loads;
+	size_t nloads;
+	uint64_t max_align;
+	/* analysis */
+	uint64_t text_bytes, file_text_bytes;
+	size_t ntext;
+	size_t ncongruent;
+	struct range glibc, musl;
+	uint64_t aligned_bytes;          /* eligible when loaded H-aligned */
+	uint64_t head_bytes, tail_bytes; /* when loaded H-aligned */
+	uint64_t pad_add_bytes;          /* text a padded tail would add (tails > threshold) */
+	uint64_t pad_cost_bytes;         /* padding memory that costs */
+	bool pad_runtime;                /* every such tail has room after it (a hole) */
+	bool need_align, need_pad;
+};
+
+/* -------------------------------------------------------------- errors */
+
+static int bad(FILE *err, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(FILE *err, const char *name, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(err, "enormoustext check: %s: %s\n", name, msg);
+	fflush(err);
+	return ET_EXIT_BAD;
+}
+
+static const char *elf_msg(void)
+{
+	const char *m = elf_errmsg(-1);
+	return m ? m : "unknown libelf error";
+}
+
+/* -------------------------------------------------------- raw header */
+
+static uint64_t rd(const unsigned char *p, size_t n, bool little)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[little ? i : n - 1 - i] << (8 * i);
+	return v;
+}
+
+/* A table of `num` entries of `ent` bytes at `off` fits in `len`? */
+static bool fits(uint64_t off, uint64_t num, uint64_t ent, uint64_t len)
+{
+	if (off > len)
+		return false;
+	if (ent && num > (len - off) / ent)
+		return false;
+	return true;
+}
+
+/* Before libelf sees it: the identification, the header, and that the
+ * program and section header tables lie inside the file, with messages
+ * that say what is wrong. */
+static int precheck(const unsigned char *b, size_t len, const char *name, FILE *err,
+                    struct info *in)
+{
+	if (len == 0)
+		return bad(err, name, "empty file, not an ELF file");
+	if (len < SELFMAG || memcmp(b, ELFMAG, SELFMAG) != 0)
+		return bad(err, name, "not an ELF file");
+	if (len < EI_NIDENT)
+		return bad(err, name, "truncated ELF header (%zu bytes)", len);
+	if (b[EI_CLASS] != ELFCLASS32 && b[EI_CLASS] != ELFCLASS64)
+		return bad(err, name, "corrupt ELF header: unknown class %u", b[EI_CLASS]);
+	if (b[EI_DATA] != ELFDATA2LSB && b[EI_DATA] != ELFDATA2MSB)
+		return bad(err, name, "corrupt ELF header: unknown byte order %u", b[EI_DATA]);
+	bool l = b[EI_DATA] == ELFDATA2LSB, is64 = b[EI_CLASS] == ELFCLASS64;
+	size_t ehsize = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	if (len < ehsize)
+		return bad(err, name, "truncated ELF header (%zu of %zu bytes)", len, ehsize);
+	in->cls = is64 ? 64 : 32;
+	in->little = l;
+	uint64_t phoff = is64 ? rd(b + 32, 8, l) : rd(b + 28, 4, l);
+	uint64_t shoff = is64 ? rd(b + 40, 8, l) : rd(b + 32, 4, l);
+	size_t o = is64 ? 54 : 42;   /* e_phentsize */
+	uint64_t phent = rd(b + o, 2, l), phnum = rd(b + o + 2, 2, l);
+	uint64_t shent = rd(b + o + 4, 2, l), shnum = rd(b + o + 6, 2, l);
+	uint64_t want_ph = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	uint64_t want_sh = is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	if (phnum && phent != want_ph)
+		return bad(err, name, "corrupt ELF header: program header entry size %llu (expected %llu)",
+		           (unsigned long long)phent, (unsigned long long)want_ph);
+	if (shoff && shent != want_sh)
+		return bad(err, name, "corrupt ELF header: section header entry size %llu (expected %llu)",
+		           (unsigned long long)shent, (unsigned long long)want_sh);
+	/* Extended numbering keeps the real counts in section header 0. */
+	if (shoff && !fits(shoff, 1, want_sh, len))
+		return bad(err, name, "truncated: the section header table at offset 0x%llx is past the "
+		           "end of the file (%zu bytes)", (unsigned long long)shoff, len);
+	if (shoff && shnum == 0)
+		shnum = is64 ? rd(b + shoff + 32, 8, l) : rd(b + shoff + 20, 4, l);
+	if (phnum == PN_XNUM && shoff)
+		phnum = is64 ? rd(b + shoff + 44, 4, l) : rd(b + shoff + 28, 4, l);
+	if (phnum && !fits(phoff, phnum, want_ph, len))
+		return bad(err, name, "truncated: the program headers (%llu at offset 0x%llx) extend past "
+		           "the end of the file (%zu bytes)", (unsigned long long)phnum,
+		           (unsigned long long)phoff, len);
+	if (shoff && !fits(shoff, shnum, want_sh, len))
+		return bad(err, name, "truncated: the section headers (%llu at offset 0x%llx) extend past "
+		           "the end of the file (%zu bytes)", (unsigned long long)shnum,
+		           (unsigned long long)shoff, len);
+	return 0;
+}
+
+/* ---------------------------------------------------------- reading */
+
+static void hexid(const unsigned char *d, size_t n, char *out, size_t cap)
+{
+	static const char hx[] = "0123456789abcdef";
+	size_t k = 0;
+	for (size_t i = 0; i < n && k + 2 < cap; i++) {
+		out[k++] = hx[d[i] >> 4];
+		out[k++] = hx[d[i] & 15];
+	}
+	out[k] = '\0';
+}
+
+static void notes(Elf_Data *d, struct info *in)
+{
+	size_t off = 0, next;
+	GElf_Nhdr nh;
+	size_t name_off, desc_off;
+	while (!in->build_id[0] && off < d->d_size &&
+	       (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		if (next <= off)
+			break;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz > 0 &&
+		    name_off + 4 <= d->d_size && desc_off <= d->d_size &&
+		    nh.n_descsz <= d->d_size - desc_off &&
+		    !memcmp((const char *)d->d_buf + name_off, "GNU", 4))
+			hexid((const unsigned char *)d->d_buf + desc_off, nh.n_descsz, in->build_id,
+			      sizeof in->build_id);
+		off = next;
+	}
+}
+
+static const char *type_name(unsigned t)
+{
+	switch (t) {
+	case PT_NULL: return "NULL";
+	case PT_LOAD: return "LOAD";
+	case PT_DYNAMIC: return "DYNAMIC";
+	case PT_INTERP: return "INTERP";
+	case PT_NOTE: return "NOTE";
+	case PT_PHDR: return "PHDR";
+	case PT_TLS: return "TLS";
+	case PT_GNU_EH_FRAME: return "GNU_EH_FRAME";
+	case PT_GNU_STACK: return "GNU_STACK";
+	case PT_GNU_RELRO: return "GNU_RELRO";
+	default: return "segment";
+	}
+}
+
+static int read_elf(Elf *e, const unsigned char *b, size_t len, const char *name, FILE *err,
+                    struct info *in)
+{
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(e, &eh))
+		return bad(err, name, "corrupt ELF header: %s", elf_msg());
+	in->type = eh.e_type;
+	in->machine = eh.e_machine;
+	if (eh.e_type == ET_REL)
+		return bad(err, name, "a relocatable object file (.o): nothing in it is loaded as it "
+		           "is; check the program or library linked from it");
+	if (eh.e_type == ET_CORE)
+		return bad(err, name, "a core dump, not a program or library");
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
+		return bad(err, name, "corrupt ELF header: unknown file type %u", eh.e_type);
+
+	size_t phnum;
+	if (elf_getphdrnum(e, &phnum) != 0)
+		return bad(err, name, "corrupt program header count: %s", elf_msg());
+	if (phnum == 0)
+		return bad(err, name, "no program headers: nothing in it can be loaded");
+	in->loads = calloc(phnum, sizeof *in->loads);
+	if (!in->loads)
+		return bad(err, name, "out of memory");
+	bool has_interp = false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph))
+			return bad(err, name, "corrupt program header %zu: %s", i, elf_msg());
+		if (ph.p_type == PT_NULL)
+			continue;
+		if (ph.p_filesz && (ph.p_offset > len || ph.p_filesz > len - ph.p_offset))
+			return bad(err, name, "truncated: segment %zu (%s, 0x%llx bytes at offset 0x%llx) "
+			           "extends past the end of the file (%zu bytes)", i, type_name(ph.p_type),
+			           (unsigned long long)ph.p_filesz, (unsigned long long)ph.p_offset, len);
+		if (ph.p_type == PT_LOAD) {
+			if (ph.p_filesz > ph.p_memsz)
+				return bad(err, name, "corrupt: LOAD segment %zu has more bytes in the file "
+				           "(0x%llx) than in memory (0x%llx)", i,
+				           (unsigned long long)ph.p_filesz, (unsigned long long)ph.p_memsz);
+			if (ph.p_align > 1 && (ph.p_align & (ph.p_align - 1)))
+				return bad(err, name, "corrupt: LOAD segment %zu: alignment 0x%llx is not a "
+				           "power of two", i, (unsigned long long)ph.p_align);
+			if (ph.p_align > 1 && (ph.p_vaddr - ph.p_offset) % ph.p_align)
+				return bad(err, name, "corrupt: LOAD segment %zu: address 0x%llx and offset "
+				           "0x%llx differ modulo its alignment 0x%llx (no loader maps that)",
+				           i, (unsigned long long)ph.p_vaddr, (unsigned long long)ph.p_offset,
+				           (unsigned long long)ph.p_align);
+			if (ph.p_memsz > UINT64_MAX - ph.p_vaddr)
+				return bad(err, name, "corrupt: LOAD segment %zu wraps around the address "
+				           "space", i);
+			struct seg *s = &in->loads[in->nloads++];
+			s->vaddr = ph.p_vaddr;
+			s->off = ph.p_offset;
+			s->filesz = ph.p_filesz;
+			s->memsz = ph.p_memsz;
+			s->align = ph.p_align;
+			s->flags = ph.p_flags;
+			if (ph.p_align > in->max_align)
+				in->max_align = ph.p_align;
+		} else if (ph.p_type == PT_INTERP && ph.p_filesz) {
+			const char *s = (const char *)b + ph.p_offset;
+			size_t n = strnlen(s, ph.p_filesz);
+			if (n == ph.p_filesz)
+				return bad(err, name, "corrupt: the interpreter name (segment %zu) is not "
+				           "terminated", i);
+			snprintf(in->interp, sizeof in->interp, "%.*s", (int)n, s);
+			has_interp = true;
+			in->is_musl = strstr(in->interp, "ld-musl") != NULL;
+		} else if (ph.p_type == PT_NOTE && ph.p_filesz && !in->build_id[0]) {
+			Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
+			                                   ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+			if (d)
+				notes(d, in);
+		} else if (ph.p_type == PT_DYNAMIC && ph.p_filesz) {
+			Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_DYN);
+			if (!d)
+				return bad(err, name, "corrupt dynamic segment (%zu): %s", i, elf_msg());
+			size_t ent = gelf_fsize(e, ELF_T_DYN, 1, EV_CURRENT);
+			for (size_t k = 0; ent && k < d->d_size / ent; k++) {
+				GElf_Dyn dyn;
+				if (!gelf_getdyn(d, (int)k, &dyn) || dyn.d_tag == DT_NULL)
+					break;
+				if (dyn.d_tag == DT_TEXTREL ||
+				    (dyn.d_tag == DT_FLAGS && (dyn.d_un.d_val & DF_TEXTREL)))
+					in->textrel = true;
+				if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+					in->pie = true;
+			}
+		}
+	}
+	if (eh.e_type == ET_DYN) {
+		if (has_interp)
+			in->pie = true;
+		in->dso = !in->pie;
+	}
+
+	size_t shnum = 0, shstrndx = 0;
+	if (elf_getshdrnum(e, &shnum) != 0)
+		return bad(err, name, "corrupt section header count: %s", elf_msg());
+	if (shnum > 0 && elf_getshdrstrndx(e, &shstrndx) != 0)
+		return bad(err, name, "corrupt section name table index: %s", elf_msg());
+	size_t idx = 0;
+	for (Elf_Scn *scn = elf_nextscn(e, NULL); scn; scn = elf_nextscn(e, scn)) {
+		GElf_Shdr sh;
+		idx++;
+		if (!gelf_getshdr(scn, &sh))
+			return bad(err, name, "corrupt section header %zu: %s", idx, elf_msg());
+		const char *sn = elf_strptr(e, shstrndx, sh.sh_name);
+		if (sh.sh_type != SHT_NOBITS && sh.sh_size &&
+		    (sh.sh_offset > len || sh.sh_size > len - sh.sh_offset))
+			return bad(err, name, "truncated: section %zu (%s, 0x%llx bytes at offset 0x%llx) "
+			           "extends past the end of the file (%zu bytes)", idx, sn ? sn : "?",
+			           (unsigned long long)sh.sh_size, (unsigned long long)sh.sh_offset, len);
+		if (sn && (!strcmp(sn, ".text.hot") || !strncmp(sn, ".text.hot.", 10))) {
+			in->has_hot = true;
+			in->hot_bytes += sh.sh_size;
+		}
+		if (sh.sh_type == SHT_NOTE && !in->build_id[0] && sh.sh_size) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+			if (d && d->d_buf && (d->d_type == ELF_T_NHDR || d->d_type == ELF_T_NHDR8))
+				notes(d, in);
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- analysis */
+
+/* Eligible bytes when the object's base is `base` (mod H). */
+static uint64_t eligible_at(const struct info *in, uint64_t base, uint64_t H)
+{
+	uint64_t total = 0;
+	for (size_t i = 0; i < in->nloads; i++) {
+		const struct seg *s = &in->loads[i];
+		if (!(s->flags & PF_X) || !s->filesz)
+			continue;
+		if (s->vaddr > UINT64_MAX - base - s->filesz)
+			continue;
+		struct et_segment es = { .start = s->vaddr + base, .end = s->vaddr + base + s->filesz };
+		total += (uint64_t)et_plan_windows(&es, 1, H, 0, NULL, 0) * H;
+	}
+	return total;
+}
+
+/* Over every base that is a multiple of `step` modulo H. */
+static struct range eligible_range(const struct info *in, uint64_t step, uint64_t H)
+{
+	struct range r = { UINT64_MAX, 0 };
+	if (step >= H || step == 0)
+		step = H;
+	for (uint64_t b = 0; b < H; b += step) {
+		uint64_t e = eligible_at(in, b, H);
+		if (e < r.min)
+			r.min = e;
+		if (e > r.max)
+			r.max = e;
+	}
+	return r;
+}
+
+static void analyse(struct info *in, const struct et_check_opts *o)
+{
+	const uint64_t H = o->pmd_size, P = o->page_size;
+	for (size_t i = 0; i < in->nloads; i++) {
+		const struct seg *s = &in->loads[i];
+		if (!(s->flags & PF_X))
+			continue;
+		in->ntext++;
+		in->text_bytes += s->memsz;
+		in->file_text_bytes += s->filesz;
+		if ((s->vaddr - s->off) % H == 0)
+			in->ncongruent++;
+	}
+	/* Where each loader may put it, modulo H. */
+	uint64_t align = in->max_align > P ? in->max_align : P;
+	if (in->type == ET_EXEC) {
+		in->glibc.min = in->glibc.max = eligible_at(in, 0, H);
+		in->musl = in->glibc;
+	} else if (in->pie) {
+		in->glibc = eligible_range(in, align, H);
+		in->musl = in->glibc;
+	} else {
+		in->glibc = eligible_range(in, align, H);
+		in->musl = eligible_range(in, P, H);
+	}
+	in->aligned_bytes = eligible_at(in, 0, H);
+
+	/* Head and tail of each text segment when loaded H-aligned, and what
+	 * padding a tail would add. */
+	in->pad_runtime = true;
+	for (size_t i = 0; i < in->nloads; i++) {
+		const struct seg *s = &in->loads[i];
+		if (!(s->flags & PF_X) || !s->filesz)
+			continue;
+		uint64_t start = s->vaddr, end = s->vaddr + s->filesz;
+		uint64_t first = start % H ? start + (H - start % H) : start;
+		uint64_t last = end - end % H;
+		uint64_t head, tail, tail_at;
+		if (first < start || first >= end) {          /* no boundary inside */
+			head = start % H ? s->filesz : 0;
+			tail = start % H ? 0 : s->filesz;
+			tail_at = start;
+		} else if (last <= first) {
+			head = first - start;
+			tail = end - first;
+			tail_at = first;
+		} else {
+			head = first - start;
+			tail = end - last;
+			tail_at = last;
+		}
+		in->head_bytes += head;
+		in->tail_bytes += tail;
+		if (head)
+			in->need_align = true;
+		if (tail) {
+			in->need_pad = true;
+			if (tail > o->pad_threshold) {
+				in->pad_add_bytes += tail;
+				in->pad_cost_bytes += H - tail;
+				/* Room after the tail up to the window's end? */
+				for (size_t k = 0; k < in->nloads; k++) {
+					const struct seg *t = &in->loads[k];
+					if (k != i && t->memsz && t->vaddr < tail_at + H &&
+					    t->vaddr + t->memsz > end)
+						in->pad_runtime = false;
+				}
+			}
+		}
+	}
+	if (in->type == ET_DYN && in->max_align < H && in->file_text_bytes)
+		in->need_align = true;
+}
+
+/* ------------------------------------------------------------ output */
+
+/* Does glibc (and the kernel, for a program) load it at an address that
+ * is a multiple of H plus its link-time address? */
+static bool aligned_load(const struct info *in, const struct et_check_opts *o)
+{
+	return in->type == ET_EXEC || in->max_align >= o->pmd_size;
+}
+
+static const char *machine_name(unsigned m, char *buf, size_t cap)
+{
+	switch (m) {
+	case EM_X86_64: return "x86-64";
+	case EM_386: return "i386";
+	case EM_AARCH64: return "aarch64";
+	case EM_ARM: return "arm";
+	case EM_RISCV: return "riscv";
+	case EM_PPC64: return "ppc64";
+	case EM_PPC: return "ppc";
+	case EM_S390: return "s390";
+	case EM_MIPS: return "mips";
+	case 258: return "loongarch";
+	default: snprintf(buf, cap, "machine %u", m); return buf;
+	}
+}
+
+static const char *kind_name(const struct info *in)
+{
+	if (in->type == ET_EXEC)
+		return "executable";
+	return in->pie ? "PIE executable" : "shared library";
+}
+
+static void flags_str(uint32_t f, char out[4])
+{
+	out[0] = f & PF_R ? 'r' : '-';
+	out[1] = f & PF_W ? 'w' : '-';
+	out[2] = f & PF_X ? 'x' : '-';
+	out[3] = '\0';
+}
+
+#define PAD_SCRIPT_FMT "SECTIONS { .text.enormous_pad : { BYTE(0); . = ALIGN(0x%llx); } } INSERT AFTER .fini;"
+
+/* The advice, as lines; the flags and script in *flags / *script ("" if none). */
+static size_t advise(const struct info *in, const struct et_check_opts *o, char lines[][512],
+                     size_t cap, char *flags, size_t fcap, char *script, size_t scap)
+{
+	size_t n = 0;
+	const uint64_t H = o->pmd_size;
+	char hs[16];
+	et_tool_size(hs, sizeof hs, H);
+	flags[0] = script[0] = '\0';
+#define ADD(...) do { if (n < cap) snprintf(lines[n++], 512, __VA_ARGS__); } while (0)
+	if (in->textrel)
+		ADD("rebuild without text relocations (compile every object with -fPIC for a library, "
+		    "-fPIE for a program): libenormoustext leaves objects with text relocations alone");
+	if (!in->ntext || !in->file_text_bytes) {
+		ADD("nothing to do: no executable segment");
+		return n;
+	}
+	if (in->glibc.min == in->file_text_bytes) {
+		if (!in->textrel)
+			ADD("nothing to do: all of the text is in whole %s windows wherever it is loaded", hs);
+		if (in->dso && in->musl.min < in->file_text_bytes)
+			ADD("under musl (which ignores p_align for libraries) that holds only where the "
+			    "kernel maps the library %s-aligned", hs);
+		return n;
+	}
+	if (in->file_text_bytes <= o->pad_threshold) {
+		ADD("nothing worth doing: %llu bytes of text, no more than the pad threshold (%llu)",
+		    (unsigned long long)in->file_text_bytes, (unsigned long long)o->pad_threshold);
+		return n;
+	}
+	char sz[16], th[16];
+	if (!in->need_align && !in->pad_add_bytes && in->glibc.min + in->tail_bytes >= in->file_text_bytes) {
+		ADD("nothing worth doing: all of the text but a tail of %s (not more than the pad "
+		    "threshold, %s) is in whole %s windows", et_tool_size(sz, sizeof sz, in->tail_bytes),
+		    et_tool_size(th, sizeof th, o->pad_threshold), hs);
+		return n;
+	}
+	if (in->need_align)
+		snprintf(flags, fcap, "-Wl,-z,max-page-size=0x%llx -Wl,-z,separate-code",
+		         (unsigned long long)H);
+	if (in->need_pad || in->need_align) {
+		size_t l = strlen(flags);
+		snprintf(flags + l, fcap - l, "%s-Wl,-T,enormous-pad.ld", l ? " " : "");
+		snprintf(script, scap, PAD_SCRIPT_FMT, (unsigned long long)H);
+	}
+	ADD("to put all %s of the text on huge pages, link with: %s",
+	    et_tool_size(sz, sizeof sz, in->file_text_bytes), flags);
+	ADD("where enormous-pad.ld holds: %s", script);
+	if (in->need_align)
+		ADD("-z max-page-size=0x%llx -z separate-code start the text on a %s boundary and make the "
+		    "kernel and glibc >= 2.35 load it %s-aligned", (unsigned long long)H, hs, hs);
+	ADD("the script pads the end of the text to the next %s boundary, so every byte of it is in "
+	    "a whole window (GNU ld, where .fini ends the text; the padding costs up to %s of file "
+	    "and memory)", hs, hs);
+	if (in->file_text_bytes < H)
+		ADD("its %s of text is less than one %s page: the padding costs more memory than the "
+		    "text; worth it only for code that is hot", sz, hs);
+	if (in->dso)
+		ADD("musl ignores p_align for libraries: there, where the kernel maps the library decides");
+	return n;
+}
+
+static void print_text(const struct info *in, const struct et_check_opts *o, FILE *f)
+{
+	char a[16], b[16], c[16], m[32], hs[16];
+	const uint64_t H = o->pmd_size;
+	et_tool_size(hs, sizeof hs, H);
+	fprintf(f, "%s: %s, %s, ELF%u %s-endian\n", in->name, kind_name(in),
+	        machine_name(in->machine, m, sizeof m), in->cls, in->little ? "little" : "big");
+	if (in->interp[0])
+		fprintf(f, "  interpreter      %s%s\n", in->interp, in->is_musl ? " (musl)" : "");
+	fprintf(f, "  build-id         %s\n", in->build_id[0] ? in->build_id : "none");
+	fprintf(f, "  segments         (huge page size %s)\n", hs);
+	for (size_t i = 0; i < in->nloads; i++) {
+		const struct seg *s = &in->loads[i];
+		char fl[4];
+		flags_str(s->flags, fl);
+		fprintf(f, "    LOAD %s vaddr 0x%-10llx offset 0x%-9llx filesz 0x%-9llx memsz 0x%-9llx "
+		           "align 0x%llx%s\n", fl, (unsigned long long)s->vaddr, (unsigned long long)s->off,
+		        (unsigned long long)s->filesz, (unsigned long long)s->memsz,
+		        (unsigned long long)s->align,
+		        !(s->flags & PF_X) ? "" :
+		        (s->vaddr - s->off) % H == 0 ? "  text, offset congruent" : "  text, offset not congruent");
+	}
+	fprintf(f, "  text             %s in %zu executable segment%s, load alignment %s\n",
+	        et_tool_size(a, sizeof a, in->text_bytes), in->ntext, in->ntext == 1 ? "" : "s",
+	        et_tool_size(b, sizeof b, in->max_align > o->page_size ? in->max_align : o->page_size));
+	const char *loaders[2] = { "glibc", "musl" };
+	const struct range *rs[2] = { &in->glibc, &in->musl };
+	for (int k = 0; k < 2; k++) {
+		const struct range *r = rs[k];
+		if (r->min == r->max)
+			fprintf(f, "  eligible (%-5s) %s of %s in whole %s windows\n", loaders[k],
+			        et_tool_size(a, sizeof a, r->min), et_tool_size(b, sizeof b, in->file_text_bytes), hs);
+		else
+			fprintf(f, "  eligible (%-5s) %s to %s of %s, depending on the load address (not "
+			           "%s-aligned)\n", loaders[k], et_tool_size(a, sizeof a, r->min),
+			        et_tool_size(b, sizeof b, r->max), et_tool_size(c, sizeof c, in->file_text_bytes), hs);
+	}
+	fprintf(f, "  if %s-aligned    %s eligible; %s of head before the first window, %s of tail after "
+	           "the last\n", hs, et_tool_size(a, sizeof a, in->aligned_bytes),
+	        et_tool_size(b, sizeof b, in->head_bytes), et_tool_size(c, sizeof c, in->tail_bytes));
+	if (in->pad_add_bytes)
+		fprintf(f, "  padding          padding the tail would add %s of text (%s of padding)%s\n",
+		        et_tool_size(a, sizeof a, in->pad_add_bytes), et_tool_size(b, sizeof b, in->pad_cost_bytes),
+		        in->pad_runtime ? "; there is room after it, so it can be done at run time"
+		                        : "; the next segment starts inside that window: only a relink can");
+	else if (in->tail_bytes)
+		fprintf(f, "  padding          the tail (%s) is not more than the pad threshold (%s): not worth it\n",
+		        et_tool_size(a, sizeof a, in->tail_bytes), et_tool_size(b, sizeof b, o->pad_threshold));
+	else
+		fprintf(f, "  padding          nothing to pad\n");
+	if (!in->ntext || in->ncongruent != in->ntext)
+		fprintf(f, "  file-backed huge no: a text segment's address and offset differ modulo %s; "
+		           "anonymous copies only\n", hs);
+	else if (aligned_load(in, o))
+		fprintf(f, "  file-backed huge possible: address and offset congruent modulo %s, and %s\n",
+		        hs, in->type == ET_EXEC ? "its addresses are fixed" : "it is loaded aligned");
+	else
+		fprintf(f, "  file-backed huge only where it happens to be loaded %s-aligned (address and "
+		           "offset are congruent, but p_align is %s)\n", hs,
+		        et_tool_size(a, sizeof a, in->max_align));
+	if (in->has_hot)
+		fprintf(f, "  .text.hot        yes, %s\n", et_tool_size(a, sizeof a, in->hot_bytes));
+	else
+		fprintf(f, "  .text.hot        no (GNU ld merges .text.hot into .text unless told otherwise)\n");
+	fprintf(f, "  text relocations %s\n", in->textrel ? "yes: libenormoustext leaves this object alone" : "no");
+	char lines[8][512], flags[256], script[256];
+	size_t n = advise(in, o, lines, 8, flags, sizeof flags, script, sizeof script);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "  %-16s %s\n", i == 0 ? "advice" : "", lines[i]);
+}
+
+static void range_json(struct et_json *j, const char *key, const struct range *r)
+{
+	et_json_obj(j, key);
+	et_json_u64(j, "min", r->min);
+	et_json_u64(j, "max", r->max);
+	et_json_bool(j, "exact", r->min == r->max);
+	et_json_obj_end(j);
+}
+
+static void print_json(const struct info *in, const struct et_check_opts *o, struct et_json *j)
+{
+	char m[32];
+	et_json_obj(j, NULL);
+	et_json_str(j, "file", in->name);
+	et_json_str(j, "type", in->type == ET_EXEC ? "executable" : in->pie ? "pie" : "shared-library");
+	et_json_str(j, "machine", machine_name(in->machine, m, sizeof m));
+	et_json_u64(j, "class", in->cls);
+	et_json_str(j, "byte_order", in->little ? "little" : "big");
+	et_json_str(j, "interpreter", in->interp[0] ? in->interp : NULL);
+	et_json_str(j, "build_id", in->build_id[0] ? in->build_id : NULL);
+	et_json_u64(j, "pmd_size", o->pmd_size);
+	et_json_u64(j, "page_size", o->page_size);
+	et_json_arr(j, "segments");
+	for (size_t i = 0; i < in->nloads; i++) {
+		const struct seg *s = &in->loads[i];
+		char fl[4];
+		flags_str(s->flags, fl);
+		et_json_obj(j, NULL);
+		et_json_str(j, "flags", fl);
+		et_json_u64(j, "vaddr", s->vaddr);
+		et_json_u64(j, "offset", s->off);
+		et_json_u64(j, "filesz", s->filesz);
+		et_json_u64(j, "memsz", s->memsz);
+		et_json_u64(j, "align", s->align);
+		et_json_bool(j, "text", (s->flags & PF_X) != 0);
+		et_json_bool(j, "congruent", (s->vaddr - s->off) % o->pmd_size == 0);
+		et_json_obj_end(j);
+	}
+	et_json_arr_end(j);
+	et_json_u64(j, "text_bytes", in->text_bytes);
+	et_json_u64(j, "text_file_bytes", in->file_text_bytes);
+	et_json_u64(j, "text_segments", in->ntext);
+	et_json_u64(j, "max_align", in->max_align);
+	et_json_obj(j, "eligible_bytes");
+	range_json(j, "glibc", &in->glibc);
+	range_json(j, "musl", &in->musl);
+	et_json_u64(j, "aligned", in->aligned_bytes);
+	et_json_obj_end(j);
+	et_json_u64(j, "head_bytes", in->head_bytes);
+	et_json_u64(j, "tail_bytes", in->tail_bytes);
+	et_json_obj(j, "padding");
+	et_json_u64(j, "pad_threshold", o->pad_threshold);
+	et_json_u64(j, "adds_text_bytes", in->pad_add_bytes);
+	et_json_u64(j, "padding_bytes", in->pad_cost_bytes);
+	et_json_bool(j, "possible_at_run_time", in->pad_add_bytes && in->pad_runtime);
+	et_json_obj_end(j);
+	et_json_bool(j, "congruent", in->ntext && in->ncongruent == in->ntext);
+	et_json_bool(j, "aligned_load", aligned_load(in, o));
+	et_json_bool(j, "text_hot", in->has_hot);
+	et_json_u64(j, "text_hot_bytes", in->hot_bytes);
+	et_json_bool(j, "textrel", in->textrel);
+	et_json_bool(j, "all_text_eligible", in->file_text_bytes && in->glibc.min == in->file_text_bytes);
+	char lines[8][512], flags[256], script[256];
+	size_t n = advise(in, o, lines, 8, flags, sizeof flags, script, sizeof script);
+	et_json_arr(j, "advice");
+	for (size_t i = 0; i < n; i++)
+		et_json_str(j, NULL, lines[i]);
+	et_json_arr_end(j);
+	et_json_str(j, "link_flags", flags[0] ? flags : NULL);
+	et_json_str(j, "linker_script", script[0] ? script : NULL);
+	et_json_obj_end(j);
+}
+
+/* ------------------------------------------------------------ entry */
+
+int et_check_image(const char *name, void *buf, size_t len, const struct et_check_opts *opts,
+                   FILE *out, struct et_json *j, FILE *err)
+{
+	struct info in;
+	memset(&in, 0, sizeof in);
+	in.name = name;
+	int rc = precheck(buf, len, name, err, &in);
+	if (rc)
+		return rc;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return bad(err, name, "libelf is too old: %s", elf_msg());
+	Elf *e = elf_memory(buf, len);
+	if (!e)
+		return bad(err, name, "corrupt ELF file: %s", elf_msg());
+	if (elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
+		return bad(err, name, "not an ELF file");
+	}
+	rc = read_elf(e, buf, len, name, err, &in);
+	elf_end(e);
+	if (rc == 0) {
+		analyse(&in, opts);
+		if (opts->json)
+			print_json(&in, opts, j);
+		else
+			print_text(&in, opts, out);
+	}
+	free(in.loads);
+	return rc;
+}
+
+int et_check_path(const char *path, const struct et_check_opts *opts, FILE *out,
+                  struct et_json *j, FILE *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bad(err, path, "%s", strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return bad(err, path, "%s", strerror(e));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return bad(err, path, "is a directory, not an ELF file");
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return bad(err, path, "not a regular file");
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return bad(err, path, "empty file, not an ELF file");
+	}
+	size_t len = (size_t)st.st_size;
+	/* Private and writable: libelf may convert data in place. */
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	int e = errno;
+	close(fd);
+	if (m == MAP_FAILED)
+		return bad(err, path, "cannot map it: %s", strerror(e));
+	int rc = et_check_image(path, m, len, opts, out, j, err);
+	munmap(m, len);
+	return rc;
+}

@@ -1,0 +1,137 @@
+/*
+ * main.c — the `enormoustext` command: dispatch to a subcommand, the
+ * top-level help, and the messages every subcommand shares.
+ *
+ *   enormoustext run [options] [--] CMD [ARGS...]
+ *   enormoustext stat [--json] [--summary] [--all | PID...]
+ *   enormoustext check [--json] FILE...
+ *   enormoustext status [--json]
+ *   enormoustext setup [--thp MODE] [--defrag MODE] [--hugetlb-pages N] [--dry-run]
+ */
+#include "tool.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *et_tool_cmd = NULL;
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *what;
+} cmds[] = {
+	{ "run", et_cmd_run, "run a program with libenormoustext preloaded" },
+	{ "stat", et_cmd_stat, "how much of a process's text is on huge pages, per object" },
+	{ "check", et_cmd_check, "can a program's or library's text go huge; how to make all of it" },
+	{ "status", et_cmd_status, "THP and hugetlb settings, probes, and the backend `auto` picks" },
+	{ "setup", et_cmd_setup, "change the THP policy or the hugetlb pool (root)" },
+};
+
+static void vmsg(const char *fmt, va_list ap)
+{
+	char line[2048];
+	vsnprintf(line, sizeof line, fmt, ap);
+	if (et_tool_cmd)
+		fprintf(stderr, "enormoustext %s: %s\n", et_tool_cmd, line);
+	else
+		fprintf(stderr, "enormoustext: %s\n", line);
+}
+
+void et_tool_err(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+}
+
+int et_tool_usage(const char *fmt, ...)
+{
+	char line[1800];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (et_tool_cmd)
+		et_tool_err("%s (see 'enormoustext %s --help')", line, et_tool_cmd);
+	else
+		et_tool_err("%s (see 'enormoustext --help')", line);
+	return ET_EXIT_USAGE;
+}
+
+int et_tool_bad_option(int c, char **argv, int optind_now)
+{
+	/* getopt_long has moved optind past the offending word. */
+	const char *word = optind_now > 0 ? argv[optind_now - 1] : "?";
+	if (c == ':') {
+		if (optopt && !(word[0] == '-' && word[1] == '-'))
+			return et_tool_usage("option '-%c' needs a value", optopt);
+		return et_tool_usage("option '%s' needs a value", word);
+	}
+	if (optopt && !(word[0] == '-' && word[1] == '-'))
+		return et_tool_usage("unknown option '-%c'", optopt);
+	return et_tool_usage("unknown option '%s'", word);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: enormoustext COMMAND [OPTIONS] [ARGS]\n"
+	        "\n"
+	        "Put program text on 2 MiB huge pages with libenormoustext, and see what is.\n"
+	        "\n"
+	        "commands:\n");
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
+	fprintf(f,
+	        "\n"
+	        "  enormoustext COMMAND --help   (or: enormoustext help COMMAND) for its options\n"
+	        "  enormoustext --version        the version\n"
+	        "\n"
+	        "Exit status: 0 done; 1 an input (PID, file, write) was bad; 2 usage error.\n"
+	        "`run` exits with the status of the program it runs.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return ET_EXIT_USAGE;
+	}
+	const char *c = argv[1];
+	if (!strcmp(c, "-h") || !strcmp(c, "--help")) {
+		usage(stdout);
+		return ET_EXIT_OK;
+	}
+	if (!strcmp(c, "--version") || !strcmp(c, "-V")) {
+		printf("enormoustext %s\n", ENORMOUSTEXT_VERSION_STRING);
+		return ET_EXIT_OK;
+	}
+	if (!strcmp(c, "help")) {
+		if (argc < 3) {
+			usage(stdout);
+			return ET_EXIT_OK;
+		}
+		for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+			if (!strcmp(argv[2], cmds[i].name)) {
+				char *hargv[] = { argv[2], (char *)"--help", NULL };
+				et_tool_cmd = cmds[i].name;
+				return cmds[i].fn(2, hargv);
+			}
+		}
+		return et_tool_usage("no command '%s'", argv[2]);
+	}
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		if (!strcmp(c, cmds[i].name)) {
+			et_tool_cmd = cmds[i].name;
+			return cmds[i].fn(argc - 1, argv + 1);
+		}
+	}
+	if (c[0] == '-')
+		return et_tool_usage("unknown option '%s' (give a command first)", c);
+	return et_tool_usage("no command '%s'", c);
+}

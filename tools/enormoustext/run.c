@@ -1,0 +1,465 @@
+/*
+ * run.c — `enormoustext run [options] [--] CMD [ARGS...]`: exec CMD with
+ * libenormoustext preloaded and the options turned into the library's
+ * environment variables.
+ *
+ * The options are not a list of their own: they are made from the library's
+ * option table (options.c), one `--NAME VALUE` per variable
+ * ENORMOUSTEXT_NAME (`--enable` for ENORMOUSTEXT itself), and the values are
+ * checked with the library's own parser (et_options_parse), so the command
+ * accepts exactly what the library does and says what it accepts.
+ *
+ * Which library: --lib PATH, else $ENORMOUSTEXT_LIB, else — when this is the
+ * command of a build tree — that build tree's libenormoustext.so, else the
+ * one installed beside the command (BINDIR/../LIBDIR), else the one in the
+ * configured LIBDIR.  It is prepended to LD_PRELOAD (an existing entry for
+ * the same file is dropped, so nesting does not load it twice).
+ */
+#include "tool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef ET_TOOL_REL_LIBDIR
+#define ET_TOOL_REL_LIBDIR "../lib"
+#endif
+#ifndef ET_TOOL_LIB_NAME
+#define ET_TOOL_LIB_NAME "libenormoustext.so"
+#endif
+
+enum {
+	OPT_LIB = 1000,
+	OPT_DRY_RUN,
+	OPT_HELP,
+	OPT_PROFILE_MISSING,
+	OPT_TABLE = 2000,   /* + index in the option table */
+};
+
+struct run_ctx {
+	const char *val[ET_OPT__COUNT];
+	char *joined[ET_OPT__COUNT];   /* storage for repeated glob options */
+	int bad_id;
+	const char *bad_value, *bad_accepts;
+};
+
+/* "ENORMOUSTEXT_MIN_BYTES" -> "min-bytes"; "ENORMOUSTEXT" -> "enable". */
+static void long_name(const char *var, char *out, size_t cap)
+{
+	const char *p = var + strlen("ENORMOUSTEXT");
+	if (*p == '\0') {
+		snprintf(out, cap, "enable");
+		return;
+	}
+	if (*p == '_')
+		p++;
+	size_t n = 0;
+	for (; *p && n + 1 < cap; p++)
+		out[n++] = *p == '_' ? '-' : (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+	out[n] = '\0';
+}
+
+/* What the value of a variable looks like, for the help: from what the
+ * table says it accepts, so that a variable added to the table gets a
+ * sensible name here too. */
+static const char *metavar(const char *accepts)
+{
+	if (strstr(accepts, "1/0") || strstr(accepts, "on/off"))
+		return "BOOL";
+	if (strstr(accepts, "integer"))
+		return "N";
+	if (strstr(accepts, "size"))
+		return "SIZE";
+	if (strstr(accepts, "glob"))
+		return "GLOB";
+	if (strstr(accepts, "path") || strstr(accepts, "file"))
+		return "FILE";
+	if (strchr(accepts, ','))
+		return "NAME";
+	return "VALUE";
+}
+
+static bool table_has(const char *var)
+{
+	size_t n;
+	const struct et_option_desc *t = et_option_table(&n);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(t[i].name, var))
+			return true;
+	return false;
+}
+
+static bool exists_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The library this command uses by default, or NULL; `tried` lists where it
+ * looked (for the message when nothing is there). */
+static const char *default_library(char *out, size_t cap, char *tried, size_t tcap)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	tried[0] = '\0';
+	const char *cand[3];
+	char rel[PATH_MAX + 64];
+	int k = 0;
+#ifdef ET_TOOL_BUILD_EXE
+	/* The command of a build tree uses the library of the same tree. */
+	if (!strcmp(exe, ET_TOOL_BUILD_EXE))
+		cand[k++] = ET_TOOL_BUILD_LIB;
+#endif
+	if (exe[0]) {
+		/* BINDIR/../lib, written without the "..": the directory resolved. */
+		char *slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		char dir[PATH_MAX + 32], real[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s/%s", exe, ET_TOOL_REL_LIBDIR);
+		snprintf(rel, sizeof rel, "%s/%s", realpath(dir, real) ? real : dir, ET_TOOL_LIB_NAME);
+		cand[k++] = rel;
+	}
+#ifdef ET_TOOL_INSTALL_LIBDIR
+	cand[k++] = ET_TOOL_INSTALL_LIBDIR "/" ET_TOOL_LIB_NAME;
+#endif
+	for (int i = 0; i < k; i++) {
+		if (exists_file(cand[i])) {
+			snprintf(out, cap, "%s", cand[i]);
+			return out;
+		}
+		size_t used = strlen(tried);
+		snprintf(tried + used, tcap - used, "%s%s", used ? ", " : "", cand[i]);
+	}
+	return NULL;
+}
+
+static int check_library(const char *what, const char *sep, const char *path, char *abs, size_t cap)
+{
+	if (!*path) {
+		et_tool_err("%s is empty: give the path of libenormoustext.so", what);
+		return ET_EXIT_BAD;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		et_tool_err("%s%s%s: %s", what, sep, path, strerror(errno));
+		return ET_EXIT_BAD;
+	}
+	struct stat st;
+	unsigned char magic[4] = { 0 };
+	bool reg = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	ssize_t r = reg ? read(fd, magic, 4) : 0;
+	close(fd);
+	if (!reg) {
+		et_tool_err("%s%s%s: not a regular file", what, sep, path);
+		return ET_EXIT_BAD;
+	}
+	if (r != 4 || memcmp(magic, "\177ELF", 4) != 0) {
+		et_tool_err("%s%s%s: not an ELF shared library", what, sep, path);
+		return ET_EXIT_BAD;
+	}
+	/* The loader resolves a relative LD_PRELOAD entry against the current
+	 * directory of each process: make it absolute. */
+	if (path[0] == '/') {
+		snprintf(abs, cap, "%s", path);
+	} else {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof cwd)) {
+			et_tool_err("%s%s%s: cannot make the path absolute: %s", what, sep, path, strerror(errno));
+			return ET_EXIT_BAD;
+		}
+		snprintf(abs, cap, "%s/%s", cwd, path);
+	}
+	if (strchr(abs, ':') || strchr(abs, ' ')) {
+		et_tool_err("%s%s%s: LD_PRELOAD cannot hold a path with ':' or ' ' in it", what, sep, abs);
+		return ET_EXIT_BAD;
+	}
+	return 0;
+}
+
+/* LD_PRELOAD with lib first; an existing entry naming the same path goes. */
+static char *compose_preload(const char *lib, const char *old)
+{
+	size_t cap = strlen(lib) + (old ? strlen(old) : 0) + 2;
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	size_t n = (size_t)snprintf(out, cap, "%s", lib);
+	const char *p = old ? old : "";
+	while (*p) {
+		size_t len = strcspn(p, ": ");
+		if (len && !(len == strlen(lib) && !strncmp(p, lib, len))) {
+			out[n++] = ':';
+			memcpy(out + n, p, len);
+			n += len;
+			out[n] = '\0';
+		}
+		p += len;
+		if (*p)
+			p++;
+	}
+	return out;
+}
+
+static const char *ctx_get(const char *name, void *vctx)
+{
+	struct run_ctx *c = vctx;
+	size_t n;
+	const struct et_option_desc *t = et_option_table(&n);
+	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++)
+		if (!strcmp(t[i].name, name))
+			return c->val[i];
+	return NULL;
+}
+
+static void ctx_warn(const char *name, const char *value, const char *accepts, void *vctx)
+{
+	struct run_ctx *c = vctx;
+	if (c->bad_id >= 0)
+		return;
+	size_t n;
+	const struct et_option_desc *t = et_option_table(&n);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(t[i].name, name))
+			c->bad_id = (int)i;
+	c->bad_value = value;
+	c->bad_accepts = accepts;
+}
+
+/* Shell-quote for display when needed. */
+static void put_word(FILE *f, const char *s)
+{
+	bool plain = *s != '\0';
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr("-_./:=,+%@", *p)))
+			plain = false;
+	if (plain) {
+		fputs(s, f);
+		return;
+	}
+	fputc('\'', f);
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*p, f);
+	}
+	fputc('\'', f);
+}
+
+static void help(FILE *f)
+{
+	size_t n;
+	const struct et_option_desc *t = et_option_table(&n);
+	char name[40], lib[PATH_MAX], tried[3 * PATH_MAX];
+	fprintf(f,
+	        "usage: enormoustext run [OPTIONS] [--] COMMAND [ARGS...]\n"
+	        "\n"
+	        "Run COMMAND with libenormoustext preloaded (put first in LD_PRELOAD) and\n"
+	        "the options below set as the library's environment variables.  COMMAND\n"
+	        "replaces this process (exec), so the exit status is COMMAND's; 127 when it\n"
+	        "is not found, 126 when it cannot be executed.  Variables already in the\n"
+	        "environment stay unless an option sets them.\n"
+	        "\n"
+	        "library options (each sets the variable in brackets; a bad value is a\n"
+	        "usage error, exit 2):\n");
+	for (size_t i = 0; i < n; i++) {
+		char left[64];
+		long_name(t[i].name, name, sizeof name);
+		snprintf(left, sizeof left, "--%s %s", name, metavar(t[i].accepts));
+		fprintf(f, "  %-22s [%s] %s\n", left, t[i].name, t[i].help);
+		fprintf(f, "  %-22s accepts %s%s; default %s\n", "", t[i].accepts,
+		        (i == ET_OPT_INCLUDE || i == ET_OPT_EXCLUDE) ? " (repeat to add more)" : "",
+		        t[i].def[0] ? t[i].def : "unset");
+	}
+	if (!table_has("ENORMOUSTEXT_PROFILE"))
+		fprintf(f, "  %-22s not available: this libenormoustext has no profile support\n"
+		           "  %-22s (no ENORMOUSTEXT_PROFILE variable); using it is an error\n",
+		        "--profile FILE", "");
+	const char *def = default_library(lib, sizeof lib, tried, sizeof tried);
+	fprintf(f,
+	        "  %-22s one more --verbose level (repeatable; --verbose wins)\n"
+	        "\n"
+	        "command options:\n"
+	        "  %-22s the libenormoustext.so to preload; default: $ENORMOUSTEXT_LIB, else\n"
+	        "  %-22s %s\n"
+	        "  %-22s print the environment it would set and the command, run nothing\n"
+	        "  %-22s this help\n",
+	        "-v", "--lib PATH", "", def ? def : "(none found: give --lib)", "-n, --dry-run",
+	        "-h, --help");
+}
+
+int et_cmd_run(int argc, char **argv)
+{
+	size_t n;
+	const struct et_option_desc *t = et_option_table(&n);
+	struct option lo[ET_OPT__COUNT + 8];
+	static char names[ET_OPT__COUNT][40];
+	size_t k = 0;
+	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++) {
+		long_name(t[i].name, names[i], sizeof names[i]);
+		lo[k++] = (struct option){ names[i], required_argument, NULL, OPT_TABLE + (int)i };
+	}
+	if (!table_has("ENORMOUSTEXT_PROFILE"))
+		lo[k++] = (struct option){ "profile", required_argument, NULL, OPT_PROFILE_MISSING };
+	lo[k++] = (struct option){ "lib", required_argument, NULL, OPT_LIB };
+	lo[k++] = (struct option){ "dry-run", no_argument, NULL, OPT_DRY_RUN };
+	lo[k++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	lo[k++] = (struct option){ NULL, 0, NULL, 0 };
+
+	struct run_ctx c = { .bad_id = -1 };
+	const char *lib_opt = NULL;
+	bool dry = false;
+	int vcount = 0, rc = ET_EXIT_OK;
+	opterr = 0;
+	int o;
+	while ((o = getopt_long(argc, argv, "+:vnh", lo, NULL)) != -1) {
+		if (o == 'h' || o == OPT_HELP) {
+			help(stdout);
+			goto out;
+		} else if (o == 'v') {
+			vcount++;
+		} else if (o == 'n' || o == OPT_DRY_RUN) {
+			dry = true;
+		} else if (o == OPT_LIB) {
+			lib_opt = optarg;
+		} else if (o == OPT_PROFILE_MISSING) {
+			rc = et_tool_usage("option '--profile': this libenormoustext has no profile support yet "
+			                   "(ENORMOUSTEXT_PROFILE is not one of its variables)");
+			goto out;
+		} else if (o >= OPT_TABLE && o < OPT_TABLE + ET_OPT__COUNT) {
+			int id = o - OPT_TABLE;
+			if ((id == ET_OPT_INCLUDE || id == ET_OPT_EXCLUDE) && c.val[id] && *optarg) {
+				/* Repeated glob options add up: one colon-separated list. */
+				size_t len = strlen(c.val[id]) + strlen(optarg) + 2;
+				char *j = malloc(len);
+				if (!j) {
+					et_tool_err("out of memory");
+					rc = ET_EXIT_BAD;
+					goto out;
+				}
+				snprintf(j, len, "%s:%s", c.val[id], optarg);
+				free(c.joined[id]);
+				c.joined[id] = j;
+				c.val[id] = j;
+			} else {
+				c.val[id] = optarg;
+			}
+		} else {
+			rc = et_tool_bad_option(o, argv, optind);
+			goto out;
+		}
+	}
+	char vbuf[2] = { (char)('0' + (vcount > 3 ? 3 : vcount)), '\0' };
+	if (vcount && !c.val[ET_OPT_VERBOSE])
+		c.val[ET_OPT_VERBOSE] = vbuf;
+	if (optind >= argc) {
+		rc = et_tool_usage("no command to run: give it after the options, e.g. "
+		                   "'enormoustext run --verbose 1 -- myprogram'");
+		goto out;
+	}
+
+	/* Check every value with the library's own parser. */
+	struct et_options parsed;
+	et_options_parse(&parsed, ctx_get, ctx_warn, &c);
+	if (c.bad_id >= 0) {
+		char name[40];
+		long_name(t[c.bad_id].name, name, sizeof name);
+		rc = et_tool_usage("option '--%s %s' is not valid: it accepts %s", name, c.bad_value,
+		                   c.bad_accepts);
+		goto out;
+	}
+	/* The library only says at exit that it could not write the report:
+	 * a directory that does not exist is worth saying now. */
+	if (c.val[ET_OPT_REPORT] && *c.val[ET_OPT_REPORT]) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", c.val[ET_OPT_REPORT]);
+		char *slash = strrchr(dir, '/');
+		if (slash && !strchr(dir, '%')) {   /* %p is the library's to expand */
+			if (slash == dir)
+				slash[1] = '\0';
+			else
+				*slash = '\0';
+			struct stat st;
+			if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+				et_tool_err("--report %s: directory %s does not exist", c.val[ET_OPT_REPORT], dir);
+				rc = ET_EXIT_BAD;
+				goto out;
+			}
+		}
+	}
+
+	char lib[PATH_MAX], abs[PATH_MAX + 8], tried[3 * PATH_MAX];
+	const char *env_lib = getenv("ENORMOUSTEXT_LIB");
+	if (lib_opt) {
+		rc = check_library("--lib", " ", lib_opt, abs, sizeof abs);
+	} else if (env_lib) {
+		rc = check_library("ENORMOUSTEXT_LIB", "=", env_lib, abs, sizeof abs);
+	} else if (default_library(lib, sizeof lib, tried, sizeof tried)) {
+		rc = check_library("library", " ", lib, abs, sizeof abs);
+	} else {
+		et_tool_err("cannot find libenormoustext.so (looked for %s): give --lib PATH or set "
+		            "ENORMOUSTEXT_LIB", tried);
+		rc = ET_EXIT_BAD;
+	}
+	if (rc)
+		goto out;
+
+	char *preload = compose_preload(abs, getenv("LD_PRELOAD"));
+	if (!preload) {
+		et_tool_err("out of memory");
+		rc = ET_EXIT_BAD;
+		goto out;
+	}
+	if (dry) {
+		printf("LD_PRELOAD=");
+		put_word(stdout, preload);
+		putchar('\n');
+		for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++) {
+			if (!c.val[i])
+				continue;
+			printf("%s=", t[i].name);
+			put_word(stdout, c.val[i]);
+			putchar('\n');
+		}
+		printf("exec");
+		for (int i = optind; i < argc; i++) {
+			putchar(' ');
+			put_word(stdout, argv[i]);
+		}
+		putchar('\n');
+		free(preload);
+		goto out;
+	}
+	if (setenv("LD_PRELOAD", preload, 1) != 0) {
+		et_tool_err("cannot set LD_PRELOAD: %s", strerror(errno));
+		free(preload);
+		rc = ET_EXIT_BAD;
+		goto out;
+	}
+	free(preload);
+	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++) {
+		if (c.val[i] && setenv(t[i].name, c.val[i], 1) != 0) {
+			et_tool_err("cannot set %s: %s", t[i].name, strerror(errno));
+			rc = ET_EXIT_BAD;
+			goto out;
+		}
+	}
+	fflush(stdout);
+	execvp(argv[optind], argv + optind);
+	int e = errno;
+	et_tool_err("%s: %s", argv[optind], e == ENOENT ? "command not found" : strerror(e));
+	rc = e == ENOENT ? 127 : 126;
+out:
+	for (int i = 0; i < ET_OPT__COUNT; i++)
+		free(c.joined[i]);
+	return rc;
+}
