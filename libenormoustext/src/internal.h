@@ -295,6 +295,11 @@ ET_HIDDEN void et_report_log(const struct et_run *run);
 /* Append the functions in the pass's moved windows to /tmp/perf-PID.map
  * (perfmap.c).  Returns how many, or -errno. */
 ET_HIDDEN int et_perfmap_write(const struct et_run *run);
+/* Write to out_fd a perf-map line for each function of the ELF file `path`
+ * (loaded at `base`) that overlaps one of the nranges ranges
+ * [ranges[2i], ranges[2i+1]).  Returns how many. */
+ET_HIDDEN size_t et_perfmap_symbols(int out_fd, const char *path, uint64_t base,
+                                    const uint64_t *ranges, size_t nranges);
 /* Per-object lines (ENORMOUSTEXT_VERBOSE=2) for objects [first, first+n). */
 ET_HIDDEN void et_report_objects(const struct et_run *run, size_t first, size_t n);
 

@@ -57,24 +57,22 @@ static void out_line(struct out *o, uint64_t start, uint64_t size, const char *n
 	o->n += (size_t)k;
 }
 
-/* Is [a, a + size) inside one of the object's moved windows? */
-static bool in_moved_window(const struct et_run *run, size_t first, size_t n, uint64_t a)
+/* Does [a, a + len) overlap one of the ranges? */
+static bool in_ranges(const uint64_t *ranges, size_t n, uint64_t a, uint64_t len)
 {
-	const uint64_t H = run->si.pmd_size;
-	for (size_t j = first; j < first + n; j++) {
-		const struct et_window *w = &run->wins[j];
-		if (w->remapped && a >= w->addr && a < w->addr + H)
+	for (size_t i = 0; i < n; i++)
+		if (a < ranges[2 * i + 1] && a + len > ranges[2 * i])
 			return true;
-	}
 	return false;
 }
 
-/* One object's functions that lie in its moved windows.  Returns how many. */
-static size_t write_object(const struct et_run *run, const struct et_object *o, struct out *out)
+size_t et_perfmap_symbols(int out_fd, const char *path, uint64_t base, const uint64_t *ranges,
+                          size_t nranges)
 {
-	if (!o->path[0] || o->path[0] == '[')
+	struct out out = { .fd = out_fd, .n = 0 };
+	if (!path[0] || path[0] == '[' || nranges == 0)
 		return 0;
-	int fd = open(o->path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	struct stat st;
@@ -111,13 +109,14 @@ static size_t write_object(const struct et_run *run, const struct et_object *o, 
 		if (ELF64_ST_TYPE(s[i].st_info) != STT_FUNC || s[i].st_shndx == SHN_UNDEF ||
 		    s[i].st_name >= str->sh_size)
 			continue;
-		uint64_t a = o->base + s[i].st_value;
-		if (!in_moved_window(run, o->first_window, o->nwindows, a))
+		uint64_t a = base + s[i].st_value, size = s[i].st_size ? s[i].st_size : 1;
+		if (!in_ranges(ranges, nranges, a, size))
 			continue;
-		out_line(out, a, s[i].st_size ? s[i].st_size : 1, names + s[i].st_name,
+		out_line(&out, a, size, names + s[i].st_name,
 		         str->sh_size - s[i].st_name);
 		count++;
 	}
+	out_flush(&out);
 done:
 	munmap((void *)f, len);
 	return count;
@@ -127,15 +126,37 @@ int et_perfmap_write(const struct et_run *run)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)getpid());
-	struct out out = { .n = 0 };
+	struct out out = { .n = 0 };   /* only its fd: et_perfmap_symbols buffers */
 	out.fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (out.fd < 0)
 		return -errno;
 	size_t total = 0;
-	for (size_t i = 0; i < run->nobjs; i++)
-		if (run->objs[i].remapped_bytes)
-			total += write_object(run, &run->objs[i], &out);
-	out_flush(&out);
+	const uint64_t H = run->si.pmd_size;
+	for (size_t i = 0; i < run->nobjs; i++) {
+		const struct et_object *o = &run->objs[i];
+		if (!o->remapped_bytes)
+			continue;
+		/* The moved windows, neighbours merged, in chunks of 32 ranges. */
+		uint64_t ranges[64];
+		size_t n = 0;
+		for (uint32_t k = 0; k < o->nwindows; k++) {
+			const struct et_window *w = &run->wins[o->first_window + k];
+			if (!w->remapped)
+				continue;
+			if (n && ranges[2 * n - 1] == w->addr) {
+				ranges[2 * n - 1] = w->addr + H;
+				continue;
+			}
+			if (n == 32) {
+				total += et_perfmap_symbols(out.fd, o->path, o->base, ranges, n);
+				n = 0;
+			}
+			ranges[2 * n] = w->addr;
+			ranges[2 * n + 1] = w->addr + H;
+			n++;
+		}
+		total += et_perfmap_symbols(out.fd, o->path, o->base, ranges, n);
+	}
 	close(out.fd);
 	et_log(2, "perf map %s: %zu functions in moved text", path, total);
 	return (int)total;

@@ -29,6 +29,7 @@ static const struct {
 	{ "check", et_cmd_check, "can a program's or library's text go huge; how to make all of it" },
 	{ "status", et_cmd_status, "THP and hugetlb settings, probes, and the backend `auto` picks" },
 	{ "setup", et_cmd_setup, "change the THP policy or the hugetlb pool (root)" },
+	{ "perfmap", et_cmd_perfmap, "write /tmp/perf-PID.map naming the functions in moved text" },
 };
 
 static void vmsg(const char *fmt, va_list ap)

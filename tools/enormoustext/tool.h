@@ -45,6 +45,7 @@ int et_cmd_stat(int argc, char **argv);
 int et_cmd_check(int argc, char **argv);
 int et_cmd_status(int argc, char **argv);
 int et_cmd_setup(int argc, char **argv);
+int et_cmd_perfmap(int argc, char **argv);
 
 /* ------------------------------------------------------------- JSON */
 

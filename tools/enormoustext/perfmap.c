@@ -1,0 +1,210 @@
+/*
+ * perfmap.c — `enormoustext perfmap PID`: a perf map for a running process.
+ *
+ * The text the library moved sits in anonymous mappings, which perf cannot
+ * name.  This finds them in /proc/PID/smaps (an anonymous executable
+ * mapping whose nearest file mappings on both sides are the same object),
+ * and writes the functions of those objects that overlap them — from each
+ * object's own symbol table, with the library's et_perfmap_symbols — to
+ * /tmp/perf-PID.map (or --output FILE), written beside it and renamed in.
+ * The library can write the same map itself: ENORMOUSTEXT_PERFMAP=1.
+ */
+#include "tool.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void help(FILE *f)
+{
+	fprintf(f,
+	        "usage: enormoustext perfmap [--output FILE] PID\n"
+	        "\n"
+	        "Write a perf map (\"START SIZE name\" lines, the format perf reads from\n"
+	        "/tmp/perf-PID.map) naming the functions in the text that libenormoustext\n"
+	        "moved to anonymous huge pages in process PID, so that perf report names them.\n"
+	        "\n"
+	        "  -o, --output FILE  write FILE instead of /tmp/perf-PID.map\n"
+	        "  -h, --help         this help\n"
+	        "\n"
+	        "Exit status: 0 done (also when PID has no moved text: nothing is written);\n"
+	        "1 PID does not exist or cannot be read, or FILE cannot be written; 2 usage error.\n");
+}
+
+static bool is_file(const char *p)
+{
+	return p[0] == '/' && !strstr(p, " (deleted)");
+}
+
+static bool is_anon_exec(const struct et_smaps *sm, const struct et_vma *v)
+{
+	const char *p = et_vma_path(sm, v);
+	return (v->prot & 4) && v->inode == 0 && (!p[0] || !strcmp(p, "/anon_hugepage (deleted)"));
+}
+
+/* The load base of `path` in the process: where its first PT_LOAD's page
+ * went, minus that page's address in the file's layout. */
+static bool load_base(const struct et_smaps *sm, const char *path, uint64_t inode, uint64_t *base)
+{
+	uint64_t start = 0;
+	bool found = false;
+	for (size_t i = 0; i < sm->count && !found; i++) {
+		const struct et_vma *v = &sm->vmas[i];
+		if (v->inode == inode && v->offset == 0 && !strcmp(et_vma_path(sm, v), path)) {
+			start = v->start;
+			found = true;
+		}
+	}
+	if (!found)
+		return false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ElfW(Ehdr) eh;
+	bool ok = pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	          eh.e_phentsize == sizeof(ElfW(Phdr)) && eh.e_phnum > 0 && eh.e_phnum < 256;
+	uint64_t first = 0;
+	for (unsigned i = 0; ok && i < eh.e_phnum; i++) {
+		ElfW(Phdr) ph;
+		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph) {
+			ok = false;
+			break;
+		}
+		if (ph.p_type == PT_LOAD) {
+			first = ph.p_vaddr & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
+			break;
+		}
+	}
+	close(fd);
+	if (!ok)
+		return false;
+	*base = eh.e_type == ET_EXEC ? 0 : start - first;
+	return true;
+}
+
+int et_cmd_perfmap(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = NULL;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': output = optarg; break;
+		case 'h': help(stdout); return ET_EXIT_OK;
+		default: return et_tool_bad_option(c, argv, optind);
+		}
+	}
+	if (argc - optind != 1)
+		return et_tool_usage("perfmap takes one PID");
+	uint64_t pid;
+	if (et_tool_parse_u64(argv[optind], &pid) != 0 || pid == 0 || pid > 4194304)
+		return et_tool_usage("'%s' is not a process id", argv[optind]);
+
+	char path[64], out_path[4096], tmp[4200];
+	snprintf(path, sizeof path, "/proc/%llu/smaps", (unsigned long long)pid);
+	struct et_smaps sm;
+	int err = et_smaps_read(&sm, path);
+	if (err) {
+		et_tool_err("process %llu: %s", (unsigned long long)pid,
+		            err == -ENOENT ? "no such process" : strerror(-err));
+		return ET_EXIT_BAD;
+	}
+	if (output)
+		snprintf(out_path, sizeof out_path, "%s", output);
+	else
+		snprintf(out_path, sizeof out_path, "/tmp/perf-%llu.map", (unsigned long long)pid);
+	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", out_path, (long)getpid());
+
+	int fd = -1;
+	size_t functions = 0, objects = 0;
+	uint64_t moved = 0;
+	int status = ET_EXIT_OK;
+	/* Each anonymous executable mapping between two mappings of one file
+	 * belongs to that file's object; an object's ranges are written
+	 * together, so each of its functions is named once. */
+	size_t nv = sm.count;
+	long *owner = calloc(nv ? nv : 1, sizeof *owner);
+	if (!owner) {
+		et_smaps_free(&sm);
+		et_tool_err("out of memory");
+		return ET_EXIT_BAD;
+	}
+	for (size_t i = 0; i < nv; i++) {
+		owner[i] = -1;
+		if (!is_anon_exec(&sm, &sm.vmas[i]))
+			continue;
+		long prev = -1, next = -1;
+		for (long j = (long)i - 1; j >= 0 && prev < 0; j--)
+			if (!is_anon_exec(&sm, &sm.vmas[j]))
+				prev = j;
+		for (size_t j = i + 1; j < nv && next < 0; j++)
+			if (!is_anon_exec(&sm, &sm.vmas[j]))
+				next = (long)j;
+		if (prev < 0 || next < 0)
+			continue;
+		const struct et_vma *a = &sm.vmas[prev], *b = &sm.vmas[next];
+		const char *pa = et_vma_path(&sm, a);
+		if (is_file(pa) && a->inode == b->inode && !strcmp(pa, et_vma_path(&sm, b)))
+			owner[i] = prev;
+	}
+	uint64_t ranges[2 * 64];
+	for (size_t i = 0; i < nv && status == ET_EXIT_OK; i++) {
+		if (owner[i] < 0)
+			continue;
+		const struct et_vma *o = &sm.vmas[owner[i]];
+		const char *opath = et_vma_path(&sm, o);
+		uint64_t base;
+		if (!load_base(&sm, opath, o->inode, &base))
+			continue;
+		if (fd < 0) {
+			fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+			if (fd < 0) {
+				et_tool_err("%s: %s", tmp, strerror(errno));
+				status = ET_EXIT_BAD;
+				break;
+			}
+		}
+		/* This object's ranges (up to 64 at a time), marked done. */
+		size_t n = 0;
+		for (size_t j = i; j < nv && n < 64; j++) {
+			if (owner[j] < 0 || sm.vmas[owner[j]].inode != o->inode ||
+			    strcmp(et_vma_path(&sm, &sm.vmas[owner[j]]), opath) != 0)
+				continue;
+			ranges[2 * n] = sm.vmas[j].start;
+			ranges[2 * n + 1] = sm.vmas[j].end;
+			moved += sm.vmas[j].end - sm.vmas[j].start;
+			owner[j] = -1;
+			n++;
+		}
+		functions += et_perfmap_symbols(fd, opath, base, ranges, n);
+		objects++;
+	}
+	free(owner);
+	et_smaps_free(&sm);
+	if (fd >= 0) {
+		if (close(fd) != 0 || (status == ET_EXIT_OK && rename(tmp, out_path) != 0)) {
+			et_tool_err("%s: %s", out_path, strerror(errno));
+			status = ET_EXIT_BAD;
+		}
+		if (status != ET_EXIT_OK)
+			unlink(tmp);
+	}
+	if (status == ET_EXIT_OK) {
+		if (moved == 0)
+			printf("process %llu has no moved text: nothing written\n", (unsigned long long)pid);
+		else
+			printf("%s: %zu functions in the moved text of %zu object%s (%llu bytes)\n", out_path,
+			       functions, objects, objects == 1 ? "" : "s", (unsigned long long)moved);
+	}
+	return status;
+}
