@@ -25,6 +25,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,12 +160,7 @@ static bool other_copy_active(void)
 /* Object-level decisions that need the path. */
 static void classify_object(struct et_run *run, struct et_object *o, bool need_path)
 {
-	/* The main program's name is "" from the loader (glibc); readlink costs
-	 * a few microseconds, so only when the path is used. */
-	if (!o->path[0] && o->is_main && need_path) {
-		ssize_t n = readlink("/proc/self/exe", o->path, sizeof o->path - 1);
-		o->path[n > 0 ? n : 0] = '\0';
-	}
+	(void)need_path;   /* named in process_new_locked */
 	if (o->skip != ET_R_NONE)
 		return;
 	if (run->opt.include && !et_glob_list_match(run->opt.include, o->path))
@@ -361,9 +357,11 @@ static void run_pipeline(struct et_run *run)
 	run->nwins = 0;
 }
 
+/* Same loaded object: same place, same program headers, same name (two
+ * libraries can be loaded at one address one after the other). */
 static bool same_object(const struct et_object *a, const struct et_object *b)
 {
-	return a->base == b->base && a->phdr == b->phdr;
+	return a->base == b->base && a->phdr == b->phdr && !strcmp(a->path, b->path);
 }
 
 /* Make room for `more` objects in the global table. */
@@ -386,12 +384,23 @@ static int table_reserve(struct et_run *run, size_t more)
 	return 0;
 }
 
+/* The main program's name is "" from glibc and argv[0] from musl: its
+ * path is always the executable's. */
+static void name_main(struct et_object *o)
+{
+	if (o->is_main) {
+		ssize_t n = readlink("/proc/self/exe", o->path, sizeof o->path - 1);
+		o->path[n > 0 ? n : 0] = '\0';
+	}
+}
+
 /*
- * One pass: the objects the loader has that the table does not, through
- * the pipeline, then into the table.  Called with g_lock held.  Returns how
- * many objects were new.
+ * One pass: objects that are gone leave the table, the objects the loader
+ * has that the table does not go through the pipeline, then into the
+ * table.  Called with g_lock held, from inside dl_iterate_phdr (see
+ * process_new).  Returns how many objects were new.
  */
-static size_t process_new(struct et_run *run, const struct link_map *ns_head)
+static size_t process_new_locked(struct et_run *run, const struct link_map *ns_head)
 {
 	uint64_t t0 = et_now_ns();
 	size_t cap = (ns_head ? et_objects_collect_linkmap(ns_head, NULL, 0)
@@ -406,8 +415,25 @@ static size_t process_new(struct et_run *run, const struct link_map *ns_head)
 	                   : et_objects_collect(tmp, cap, NULL, NULL);
 	if (n > cap)
 		n = cap;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		tmp[i].foreign = ns_head != NULL;
+		name_main(&tmp[i]);
+	}
+	/* Prune: whatever the loader no longer has (dlclose, a failed dlopen,
+	 * an unload we did not see) leaves the table. */
+	if (!ns_head) {
+		size_t kept = 0;
+		for (size_t j = 0; j < run->nobjs; j++) {
+			bool present = false;
+			for (size_t i = 0; i < n && !present; i++)
+				present = same_object(&run->objs[j], &tmp[i]);
+			if (!present && run->objs[j].foreign)
+				present = et_object_still_mapped(&run->objs[j]);
+			if (present)
+				run->objs[kept++] = run->objs[j];
+		}
+		run->nobjs = kept;
+	}
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		bool known = false;
@@ -438,29 +464,32 @@ static size_t process_new(struct et_run *run, const struct link_map *ns_head)
 	return k;
 }
 
-/* Objects that are no longer loaded leave the table (after dlclose). */
-static void prune_unloaded(struct et_run *run)
+struct pass_ctx {
+	struct et_run *run;
+	const struct link_map *head;
+	size_t result;
+};
+
+static int pass_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	size_t cap = et_objects_collect(NULL, 0, NULL, NULL) + 8;
-	size_t len = cap * sizeof(struct et_object);
-	struct et_object *tmp = et_scratch_alloc(len);
-	if (!tmp)
-		return;
-	size_t n = et_objects_collect(tmp, cap, NULL, NULL);
-	if (n > cap)
-		n = cap;
-	size_t k = 0;
-	for (size_t j = 0; j < run->nobjs; j++) {
-		bool present = false;
-		for (size_t i = 0; i < n && !present; i++)
-			present = same_object(&run->objs[j], &tmp[i]);
-		if (!present && run->objs[j].foreign)
-			present = et_object_still_mapped(&run->objs[j]);
-		if (present)
-			run->objs[k++] = run->objs[j];
-	}
-	run->nobjs = k;
-	et_scratch_free(tmp, len);
+	(void)info;
+	(void)size;
+	struct pass_ctx *c = arg;
+	c->result = process_new_locked(c->run, c->head);
+	return 1;
+}
+
+/*
+ * A pass runs inside a dl_iterate_phdr callback: glibc holds its
+ * dl_load_write_lock there, the lock it also holds while it unmaps an
+ * object (dlclose, or a dlopen that failed after mapping).  So no object
+ * can vanish while the pass copies from it.  (musl never unmaps.)
+ */
+static size_t process_new(struct et_run *run, const struct link_map *ns_head)
+{
+	struct pass_ctx c = { run, ns_head, 0 };
+	dl_iterate_phdr(pass_cb, &c);
+	return c.result;
 }
 
 static void write_report(struct et_run *run)
@@ -497,7 +526,13 @@ static void atfork_prepare(void)
 	if (t_fork_locked)
 		lock();
 }
-static void atfork_release(void)
+static void atfork_parent(void)
+{
+	if (t_fork_locked)
+		drain_and_unlock();
+	t_fork_locked = false;
+}
+static void atfork_child(void)
 {
 	if (t_fork_locked)
 		unlock();
@@ -505,38 +540,64 @@ static void atfork_release(void)
 }
 
 /* The start-up was quick and silent: the checks it left for the first
- * dlopen. */
-static pthread_once_t g_lazy_once = PTHREAD_ONCE_INIT;
+ * dlopen.  Done by one thread; the others never wait for it (the checks
+ * look symbols up, which takes the loader's lock, which a thread inside
+ * dlopen — say, in a constructor that dlopens — holds): they leave their
+ * request pending for it. */
+static int g_lazy_state;   /* 0 not done, 1 in progress, 2 done */
+
 static void lazy_init(void)
 {
 	if (other_copy_active()) {
 		__atomic_store_n(&g_active, false, __ATOMIC_RELEASE);
 		return;
 	}
-	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
+static bool lazy_ready(void)
+{
+	if (!g_run.quick_lazy)
+		return true;
+	int st = __atomic_load_n(&g_lazy_state, __ATOMIC_ACQUIRE);
+	if (st == 2)
+		return true;
+	int zero = 0;
+	if (st == 0 && __atomic_compare_exchange_n(&g_lazy_state, &zero, 1, false, __ATOMIC_ACQ_REL,
+	                                           __ATOMIC_ACQUIRE)) {
+		lazy_init();
+		__atomic_store_n(&g_lazy_state, 2, __ATOMIC_RELEASE);
+		return true;
+	}
+	return false;
+}
+
+/* After the loader added or removed objects (dlopen, dlclose): ask for a
+ * pass, and run it unless someone holds the lock — then they run it. */
 void et_after_dlopen(void)
 {
-	if (g_run.quick_lazy)
-		pthread_once(&g_lazy_once, lazy_init);
+	__atomic_store_n(&g_pending, 1, __ATOMIC_RELEASE);
+	if (!lazy_ready())
+		return;
 	if (g_other_refresh) {
 		g_other_refresh();
 		return;
 	}
 	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
 		return;
-	__atomic_store_n(&g_pending, 1, __ATOMIC_RELEASE);
 	if (!trylock())
 		return;    /* the holder runs the pass when it lets go */
 	drain_and_unlock();
 }
 
+void et_after_dlclose(void)
+{
+	et_after_dlopen();
+}
+
 void et_after_dlmopen(const struct link_map *head)
 {
-	if (g_run.quick_lazy)
-		pthread_once(&g_lazy_once, lazy_init);
-	if (g_other_refresh || !__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+	if (!lazy_ready() || g_other_refresh || !__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
 		return;
 	/* Never wait here (see g_lock): when a pass is running, this
 	 * namespace's objects are left as they are. */
@@ -544,22 +605,6 @@ void et_after_dlmopen(const struct link_map *head)
 		return;
 	if (process_new(&g_run, head) > 0 && g_run.opt.report)
 		write_report(&g_run);
-	drain_and_unlock();
-}
-
-void et_dlclose_begin(void)
-{
-	/* Hold the table while the loader unmaps: a pass must never copy from
-	 * text that is going away under it. */
-	if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
-		lock();
-}
-
-void et_dlclose_end(void)
-{
-	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
-		return;
-	prune_unloaded(&g_run);
 	drain_and_unlock();
 }
 
@@ -619,13 +664,13 @@ __attribute__((constructor)) static void et_constructor(void)
 		et_log(0, "%s=%s is not valid: it accepts %s; using the default", c.w[i].name,
 		       c.w[i].value, c.w[i].accepts);
 	if (run->opt.enabled) {
-		pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		lock();
 		run->ran = true;
 		if (!run->quick)
 			process_new(run, NULL);
 		__atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
-		unlock();
+		drain_and_unlock();
 	}
 	et_report_log(run);
 	if (run->opt.report)
@@ -682,7 +727,7 @@ int enormoustext_get_stats(struct enormoustext_stats *out)
 	if (!r && g_run.ran && st.eligible_bytes == 0)
 		r = "no whole huge-page window in any object's text";
 	if (!mine)
-		unlock();
+		drain_and_unlock();
 	if (r) {
 		if (detail)
 			snprintf(st.reason, sizeof st.reason, "%s: %s", r, detail);
@@ -702,7 +747,7 @@ int enormoustext_object_count(void)
 		lock();
 	int n = (int)g_run.nobjs;
 	if (!mine)
-		unlock();
+		drain_and_unlock();
 	return n;
 }
 
@@ -750,7 +795,7 @@ int enormoustext_get_object(unsigned i, struct enormoustext_object *out)
 	if (ok)
 		object_to_public(&g_run.objs[i], &x);
 	if (!mine)
-		unlock();
+		drain_and_unlock();
 	if (!ok)
 		return -ERANGE;
 	memcpy(out, &x, x.size);
@@ -761,8 +806,8 @@ int enormoustext_refresh(void)
 {
 	if (g_other_refresh)
 		return g_other_refresh();
-	if (g_run.quick_lazy)
-		pthread_once(&g_lazy_once, lazy_init);
+	if (!lazy_ready())
+		return -EAGAIN;
 	if (g_other_refresh)
 		return g_other_refresh();
 	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
@@ -785,6 +830,8 @@ int enormoustext_remap_range(const void *start, size_t len)
 {
 	if (!start || len == 0)
 		return -EINVAL;
+	if (!lazy_ready())
+		return -EAGAIN;
 	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) || g_other_stats)
 		return -EPERM;
 	if (lock_is_mine())
@@ -805,7 +852,7 @@ int enormoustext_remap_range(const void *start, size_t len)
 	run_pipeline(&pass);
 	g_run.si = pass.si;
 	int moved = (int)obj.windows_huge;
-	unlock();
+	drain_and_unlock();
 	return moved;
 }
 

@@ -309,9 +309,8 @@ ET_HIDDEN void et_report_objects(const struct et_run *run, size_t first, size_t 
 ET_HIDDEN void et_after_dlopen(void);
 /* After dlmopen: the objects of that namespace (head of its link maps). */
 ET_HIDDEN void et_after_dlmopen(const struct link_map *head);
-/* Around the real dlclose: the table is held while the loader unmaps. */
-ET_HIDDEN void et_dlclose_begin(void);
-ET_HIDDEN void et_dlclose_end(void);
+/* After the real dlclose: objects gone leave the table (at the next pass). */
+ET_HIDDEN void et_after_dlclose(void);
 ET_HIDDEN int et_report_json(const struct et_run *run, const char *path);
 
 /* ----------------------------------------------------------------- util */
