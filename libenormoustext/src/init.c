@@ -25,6 +25,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -169,6 +170,37 @@ static void classify_object(struct et_run *run, struct et_object *o, bool need_p
 		o->skip = ET_R_EXCLUDED;
 }
 
+/* Does any page of [addr, addr + len) hold a private (anonymous) copy?
+ * From /proc/self/pagemap: present (bit 63) and not file-backed (bit 61).
+ * When pagemap cannot be read, say yes: the careful answer. */
+static bool window_patched(uint64_t addr, uint64_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	if (pg <= 0)
+		return true;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	bool patched = false;
+	uint64_t e[512];
+	uint64_t pages = len / (uint64_t)pg;
+	for (uint64_t done = 0; done < pages && !patched;) {
+		uint64_t n = pages - done < 512 ? pages - done : 512;
+		off_t off = (off_t)((addr / (uint64_t)pg + done) * 8);
+		ssize_t r = pread(fd, e, n * 8, off);
+		if (r != (ssize_t)(n * 8)) {
+			patched = true;
+			break;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			if ((e[i] >> 63) & 1 && !((e[i] >> 61) & 1))
+				patched = true;
+		done += n;
+	}
+	close(fd);
+	return patched;
+}
+
 /* Window-level checks against the mappings as they are now. */
 static void check_window(struct et_run *run, struct et_window *w, const struct et_smaps *sm)
 {
@@ -184,6 +216,19 @@ static void check_window(struct et_run *run, struct et_window *w, const struct e
 	if (!v || w->addr + H > v->end || v->prot != (PROT_READ | PROT_EXEC) || v->shared ||
 	    (v->inode == 0 && !run->again)) {
 		w->reason = ET_R_MAPPING;
+		return;
+	}
+	/* mlock'ed text would become swappable in a new mapping. */
+	if (v->locked) {
+		w->reason = ET_R_LOCKED;
+		return;
+	}
+	/* Private copies of file pages in a text mapping mean someone changed
+	 * the text in memory: a debugger's breakpoint or a uprobe.  A uprobe's
+	 * int3 copied into anonymous memory is no longer the kernel's and would
+	 * kill the process when hit: leave such windows alone. */
+	if (v->inode != 0 && v->anonymous && window_patched(w->addr, H)) {
+		w->reason = ET_R_PATCHED;
 		return;
 	}
 	w->candidate = true;
@@ -516,6 +561,18 @@ static void drain_and_unlock(void)
 	}
 }
 
+/* For readers of the table: take the lock and first run any pass that was
+ * asked for (the dlopen that asked has returned to its caller already). */
+static void lock_and_drain(void)
+{
+	lock();
+	bool changed = false;
+	while (__atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
+		changed |= process_new(&g_run, NULL) > 0;
+	if (changed && g_run.opt.report)
+		write_report(&g_run);
+}
+
 /* fork: the child must not inherit the lock held by a thread that does not
  * exist there.  A fork from inside dlclose (a destructor) already holds it:
  * the same thread goes on in the child and lets it go there. */
@@ -689,8 +746,12 @@ int enormoustext_get_stats(struct enormoustext_stats *out)
 	memset(&st, 0, sizeof st);
 	st.size = out->size < sizeof st ? out->size : (uint32_t)sizeof st;
 	bool mine = lock_is_mine();
-	if (!mine)
-		lock();
+	if (!mine) {
+		if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+			lock_and_drain();
+		else
+			lock();
+	}
 	st.ran = g_run.ran;
 	st.pmd_size = g_run.si.pmd_size;
 	st.elapsed_ns = g_run.elapsed_ns;
@@ -743,8 +804,12 @@ int enormoustext_object_count(void)
 	if (g_other_count)
 		return g_other_count();
 	bool mine = lock_is_mine();
-	if (!mine)
-		lock();
+	if (!mine) {
+		if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+			lock_and_drain();
+		else
+			lock();
+	}
 	int n = (int)g_run.nobjs;
 	if (!mine)
 		drain_and_unlock();
@@ -789,8 +854,12 @@ int enormoustext_get_object(unsigned i, struct enormoustext_object *out)
 	memset(&x, 0, sizeof x);
 	x.size = out->size < sizeof x ? out->size : (uint32_t)sizeof x;
 	bool mine = lock_is_mine();
-	if (!mine)
-		lock();
+	if (!mine) {
+		if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+			lock_and_drain();
+		else
+			lock();
+	}
 	bool ok = i < g_run.nobjs;
 	if (ok)
 		object_to_public(&g_run.objs[i], &x);

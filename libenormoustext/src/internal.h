@@ -166,6 +166,8 @@ enum et_reason {
 	ET_R_MREMAP,          /* the swap itself failed */
 	ET_R_UNVERIFIED,      /* swapped but smaps did not confirm */
 	ET_R_SCRATCH,         /* the library could not get working memory */
+	ET_R_PATCHED,         /* the text was changed in memory (breakpoint, uprobe) */
+	ET_R_LOCKED,          /* the text is mlock'ed */
 	ET_R__COUNT
 };
 ET_HIDDEN const char *et_reason_text(enum et_reason r);
@@ -242,6 +244,8 @@ struct et_vma {
 	bool shared;            /* 's' */
 	uint32_t path_off;      /* offset of the path in the string pool, 0 = none */
 	uint64_t anon_huge, file_pmd, shmem_pmd, hugetlb;  /* bytes */
+	uint64_t anonymous;     /* Anonymous: private copies of file pages (patched text) */
+	uint64_t locked;        /* Locked: mlock'ed bytes */
 };
 
 struct et_smaps {
@@ -251,6 +255,8 @@ struct et_smaps {
 	size_t pool_len, pool_cap;
 	void *mem;              /* the scratch mapping holding both */
 	size_t mem_len;
+	bool dropping;          /* the last header did not fit: skip its fields */
+	bool truncated;         /* some VMAs did not fit (et_smaps_read_fd fails) */
 };
 
 /* Parse smaps text from fd into sm (which owns a scratch mapping sized for

@@ -34,6 +34,8 @@ static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_MREMAP] = "mremap refused the swap",
 	[ET_R_UNVERIFIED] = "smaps did not confirm it huge",
 	[ET_R_SCRATCH] = "could not get working memory",
+	[ET_R_PATCHED] = "the text was changed in memory (breakpoint or uprobe)",
+	[ET_R_LOCKED] = "the text is locked in memory (mlock)",
 };
 
 const char *et_reason_text(enum et_reason r)
@@ -217,7 +219,8 @@ int et_report_json(const struct et_run *run, const char *path_in)
 	if (e)
 		return e;
 	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-	struct jw j = { .fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) };
+	unlink(tmp);   /* a leftover of ours; O_EXCL below refuses anything else */
+	struct jw j = { .fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644) };
 	if (j.fd < 0)
 		return -errno;
 

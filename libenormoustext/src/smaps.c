@@ -66,8 +66,13 @@ static uint32_t pool_add(struct et_smaps *sm, const char *s, size_t n)
 
 static void parse_header(struct et_smaps *sm, const char *p, const char *e)
 {
-	if (sm->count >= sm->cap)
+	if (sm->count >= sm->cap) {
+		/* No room: its fields must not land on the previous VMA. */
+		sm->dropping = true;
+		sm->truncated = true;
 		return;
+	}
+	sm->dropping = false;
 	struct et_vma *v = &sm->vmas[sm->count];
 	memset(v, 0, sizeof *v);
 	p = hex(p, e, &v->start);
@@ -98,7 +103,7 @@ static void parse_header(struct et_smaps *sm, const char *p, const char *e)
 
 static void parse_field(struct et_smaps *sm, const char *p, const char *e)
 {
-	if (sm->count == 0)
+	if (sm->count == 0 || sm->dropping)
 		return;
 	struct et_vma *v = &sm->vmas[sm->count - 1];
 	uint64_t *dst = NULL;
@@ -111,6 +116,10 @@ static void parse_field(struct et_smaps *sm, const char *p, const char *e)
 		dst = &v->file_pmd;
 	else if (FIELD("ShmemPmdMapped:"))
 		dst = &v->shmem_pmd;
+	else if (FIELD("Anonymous:"))
+		dst = &v->anonymous;
+	else if (FIELD("Locked:"))
+		dst = &v->locked;
 	else if (FIELD("Private_Hugetlb:") || FIELD("Shared_Hugetlb:")) {
 		dst = &v->hugetlb;
 		add = true;
@@ -189,7 +198,8 @@ int et_smaps_read_fd(struct et_smaps *sm, int fd)
 	}
 	if (have)
 		parse_line(sm, buf, buf + have);
-	return 0;
+	/* A partial table could attribute figures wrongly: refuse it. */
+	return sm->truncated ? -E2BIG : 0;
 }
 
 int et_smaps_read(struct et_smaps *sm, const char *path)
