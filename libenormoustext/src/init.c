@@ -344,8 +344,8 @@ static void run_pipeline(struct et_run *run)
 			run->objs[i].nwindows = 0;
 		return;
 	}
-	if (!run->si.policy_read)
-		et_sysinfo_read_policy(&run->si, "/");
+	/* Each pass: the policy may have changed, the pool certainly has. */
+	et_sysinfo_read_policy(&run->si, "/");
 	struct et_smaps sm;
 	int smerr = et_smaps_read(&sm, "/proc/self/smaps");
 	const struct et_smaps *smp = smerr ? NULL : &sm;

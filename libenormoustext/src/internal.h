@@ -173,7 +173,7 @@ enum et_reason {
 ET_HIDDEN const char *et_reason_text(enum et_reason r);
 
 struct et_object {
-	char path[256];
+	char path[4096];              /* whole: include/exclude match on it */
 	char build_id[41];
 	uint64_t base;
 	uint64_t phdr;                /* address of its program headers: with base, its identity */
@@ -226,6 +226,7 @@ struct et_window {
 	bool file_huge;         /* the kernel already maps it huge from the file */
 	bool huge;              /* confirmed by smaps */
 	uint64_t slot;          /* staging address during remap (0 = none) */
+	bool slot_lost;         /* the slot's range stopped being ours (failed MAP_FIXED) */
 };
 
 /* The pure planner: every PMD window [w, w+pmd) that lies wholly inside one

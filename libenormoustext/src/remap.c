@@ -23,17 +23,28 @@
  * safe only because nothing is ever unmapped before the swap.
  */
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* mremap: without its prototype the result is truncated */
+#endif
 #include "internal.h"
 
 #include <errno.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 
 #ifndef MADV_HUGEPAGE
 #define MADV_HUGEPAGE 14
 #endif
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
 #endif
 #ifndef MAP_HUGETLB
 #define MAP_HUGETLB 0x40000
@@ -79,10 +90,28 @@ static void stage_one(struct et_window *w, uint64_t H, enum et_backend b, long *
 	if (p != slot) {
 		w->reason = ET_R_NOMEM;
 		w->err = p == MAP_FAILED ? errno : EEXIST;
+		/* A failed MAP_FIXED may already have unmapped our reservation
+		 * there: take the range back only if it is free, else it is no
+		 * longer ours and must not be unmapped at the end of the round. */
+		void *q = mmap(slot, H, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		               MAP_FIXED_NOREPLACE, -1, 0);
+		if (q != slot) {
+			if (q != MAP_FAILED)
+				munmap(q, H);    /* an old kernel took the hint elsewhere */
+			w->slot_lost = true;
+		}
 		return;
 	}
-	if (b == ET_BACKEND_HUGETLB)
+	if (b == ET_BACKEND_HUGETLB) {
 		(*pool_left)--;
+		/* Fault the pool pages in now: a hugetlb cgroup limit turns the
+		 * first write into SIGBUS, which here becomes an error instead. */
+		if (madvise(slot, H, MADV_POPULATE_WRITE) != 0 && errno != EINVAL) {
+			w->reason = ET_R_NOMEM;
+			w->err = errno;
+			return;
+		}
+	}
 	/* thp: the first write fault of an aligned MADV_HUGEPAGE range takes a
 	 * whole huge page (policy and defrag permitting). */
 	if (b == ET_BACKEND_THP && madvise(slot, H, MADV_HUGEPAGE) != 0) {
@@ -205,12 +234,24 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 		struct et_window *w = &run->wins[j];
 		if (!w->slot)
 			continue;
-		if (!w->remapped)
+		if (!w->remapped && !w->slot_lost)
 			munmap((void *)(uintptr_t)w->slot, H);
 		w->slot = 0;
+		w->slot_lost = false;
 	}
 	for (size_t g = 0; g + 1 < k; g++)
 		munmap((void *)(base + (2 * g + 1) * H), H);
+}
+
+/* mremap of hugetlb mappings works from Linux 5.16; before, a failed
+ * mremap_to has already unmapped the destination — the live text. */
+static bool hugetlb_mremap_safe(void)
+{
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+	if (uname(&u) != 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2)
+		return false;
+	return maj > 5 || (maj == 5 && min >= 16);
 }
 
 void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
@@ -223,6 +264,14 @@ void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
 				k++;
 		if (k == 0)
 			break;
+		if (chain[c] == ET_BACKEND_HUGETLB && !hugetlb_mremap_safe()) {
+			et_log(3, "round %d: hugetlb skipped: this kernel cannot move hugetlb mappings safely", c + 1);
+			for (size_t j = 0; j < run->nwins; j++)
+				if (run->wins[j].candidate && !run->wins[j].remapped &&
+				    run->wins[j].reason == ET_R_NONE)
+					run->wins[j].reason = ET_R_NO_BACKEND;
+			continue;
+		}
 		et_log(3, "round %d: %zu window(s) with %s", c + 1, k, et_backend_name(chain[c]));
 		remap_round(run, chain[c], k, &pool_left);
 	}

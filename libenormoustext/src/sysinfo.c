@@ -101,6 +101,14 @@ void et_sysinfo_read_policy(struct et_sysinfo *si, const char *root)
 	long v = read_long(path, &ok);
 	if (ok)
 		si->hugetlb_free = v;
+	/* Reserved pages are promised to someone (a mapping made with them in
+	 * mind): not ours to take. */
+	snprintf(rel, sizeof rel, "/sys/kernel/mm/hugepages/hugepages-%llukB/resv_hugepages",
+	         (unsigned long long)(si->pmd_size >> 10));
+	join(path, sizeof path, root, rel);
+	long resv = read_long(path, &ok);
+	if (ok && si->hugetlb_free > 0)
+		si->hugetlb_free = resv < si->hugetlb_free ? si->hugetlb_free - resv : 0;
 	snprintf(rel, sizeof rel, "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages",
 	         (unsigned long long)(si->pmd_size >> 10));
 	join(path, sizeof path, root, rel);
