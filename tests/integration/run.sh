@@ -508,6 +508,26 @@ uprobe)
 	echo "   uprobe hits: ${hits:-?}"
 	;;
 
+loader.*)
+	# The wrappers must leave the loader's behaviour as it is, and never
+	# hang or crash: RUNPATH/$ORIGIN names, dlclose from a destructor, a
+	# failing dlopen racing a pass, a dlclose while another thread is in a
+	# constructor, the first checks from two threads, the table up to date.
+	D=$WORK/loader
+	cp -r "$IT_BIN/loader" "$D" || exit 2
+	mode=${T#loader.}
+	args=("$mode")
+	[ "$mode" = failing ] && args+=(5)
+	[ "$mode" = fresh ] && args+=(500)
+	if [ "$mode" != fresh ] && [ "$mode" != lazy ]; then
+		run base IT_LIBDIR="$D" -- ./loader_test "${args[@]}"
+		[ "$RC" -eq 0 ] || fail "without the library: $(grep -E 'FAIL|->' "$OUT" | head -3 | tr '\n' ' ')"
+	fi
+	run lib IT_LIBDIR="$D" LD_PRELOAD="$PRE" -- ./loader_test "${args[@]}"
+	[ "$RC" -eq 0 ] || fail "with the library (exit $RC): $(grep -E 'FAIL|->' "$OUT" | head -3 | tr '\n' ' ')"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
 stress)
 	# >= 10,000 window swaps while two threads run the moved code and a
 	# signal handler in it keeps being called: no wrong result, no crash.
