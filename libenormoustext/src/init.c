@@ -736,6 +736,26 @@ __attribute__((constructor)) static void et_constructor(void)
 
 /* ---------------------------------------------------------------- API */
 
+/* The API's readers: the table as of now (pending passes run first), also
+ * from inside a pass (the lock is then already ours).  Returns whether it
+ * was ours already, for reader_unlock. */
+static bool reader_lock(void)
+{
+	if (lock_is_mine())
+		return true;
+	if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+		lock_and_drain();
+	else
+		lock();
+	return false;
+}
+
+static void reader_unlock(bool mine)
+{
+	if (!mine)
+		drain_and_unlock();
+}
+
 int enormoustext_get_stats(struct enormoustext_stats *out)
 {
 	if (!out || out->size < offsetof(struct enormoustext_stats, elapsed_ns))
@@ -745,13 +765,7 @@ int enormoustext_get_stats(struct enormoustext_stats *out)
 	struct enormoustext_stats st;
 	memset(&st, 0, sizeof st);
 	st.size = out->size < sizeof st ? out->size : (uint32_t)sizeof st;
-	bool mine = lock_is_mine();
-	if (!mine) {
-		if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
-			lock_and_drain();
-		else
-			lock();
-	}
+	bool mine = reader_lock();
 	st.ran = g_run.ran;
 	st.pmd_size = g_run.si.pmd_size;
 	st.elapsed_ns = g_run.elapsed_ns;
@@ -787,8 +801,7 @@ int enormoustext_get_stats(struct enormoustext_stats *out)
 	}
 	if (!r && g_run.ran && st.eligible_bytes == 0)
 		r = "no whole huge-page window in any object's text";
-	if (!mine)
-		drain_and_unlock();
+	reader_unlock(mine);
 	if (r) {
 		if (detail)
 			snprintf(st.reason, sizeof st.reason, "%s: %s", r, detail);
@@ -803,16 +816,9 @@ int enormoustext_object_count(void)
 {
 	if (g_other_count)
 		return g_other_count();
-	bool mine = lock_is_mine();
-	if (!mine) {
-		if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
-			lock_and_drain();
-		else
-			lock();
-	}
+	bool mine = reader_lock();
 	int n = (int)g_run.nobjs;
-	if (!mine)
-		drain_and_unlock();
+	reader_unlock(mine);
 	return n;
 }
 
@@ -853,18 +859,11 @@ int enormoustext_get_object(unsigned i, struct enormoustext_object *out)
 	struct enormoustext_object x;
 	memset(&x, 0, sizeof x);
 	x.size = out->size < sizeof x ? out->size : (uint32_t)sizeof x;
-	bool mine = lock_is_mine();
-	if (!mine) {
-		if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
-			lock_and_drain();
-		else
-			lock();
-	}
+	bool mine = reader_lock();
 	bool ok = i < g_run.nobjs;
 	if (ok)
 		object_to_public(&g_run.objs[i], &x);
-	if (!mine)
-		drain_and_unlock();
+	reader_unlock(mine);
 	if (!ok)
 		return -ERANGE;
 	memcpy(out, &x, x.size);
