@@ -551,7 +551,8 @@ static void drain_and_unlock(void)
 {
 	for (;;) {
 		bool changed = false;
-		while (__atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
+		while (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) &&
+		       __atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
 			changed |= process_new(&g_run, NULL) > 0;
 		if (changed && g_run.opt.report)
 			write_report(&g_run);
@@ -567,10 +568,61 @@ static void lock_and_drain(void)
 {
 	lock();
 	bool changed = false;
-	while (__atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
+	while (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) &&
+	       __atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
 		changed |= process_new(&g_run, NULL) > 0;
 	if (changed && g_run.opt.report)
 		write_report(&g_run);
+}
+
+/*
+ * Every wait for g_lock happens inside a dl_iterate_phdr callback, so that
+ * there is one lock order in the process: glibc's dl_load_write_lock (held
+ * around dl_iterate_phdr callbacks, and while the loader unmaps), then ours.
+ * A pass takes the loader's lock (it runs inside dl_iterate_phdr too, which
+ * glibc allows recursively); a program's own dl_iterate_phdr callback that
+ * calls our API takes ours after the loader's, like everyone else.
+ */
+enum run_mode { RUN_WAIT, RUN_TRY };
+
+struct locked_call {
+	void (*fn)(void *);
+	void *arg;
+	enum run_mode mode;
+	bool ran;
+};
+
+static int locked_cb(struct dl_phdr_info *info, size_t size, void *a)
+{
+	(void)info;
+	(void)size;
+	struct locked_call *c = a;
+	if (c->mode == RUN_TRY) {
+		if (!trylock())
+			return 1;   /* the holder runs what was asked for */
+	} else {
+		lock_and_drain();
+	}
+	if (c->fn)
+		c->fn(c->arg);
+	c->ran = true;
+	drain_and_unlock();
+	return 1;
+}
+
+/* Run fn(arg) with the table locked (pending passes run first with
+ * RUN_WAIT; with RUN_TRY, only if the lock is free).  From inside a pass
+ * (the lock already ours), fn just runs.  Returns whether fn ran. */
+static bool run_locked(void (*fn)(void *), void *arg, enum run_mode mode)
+{
+	if (lock_is_mine()) {
+		if (fn)
+			fn(arg);
+		return true;
+	}
+	struct locked_call c = { fn, arg, mode, false };
+	dl_iterate_phdr(locked_cb, &c);
+	return c.ran;
 }
 
 /* fork: the child must not inherit the lock held by a thread that does not
@@ -642,14 +694,18 @@ void et_after_dlopen(void)
 	}
 	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
 		return;
-	if (!trylock())
-		return;    /* the holder runs the pass when it lets go */
-	drain_and_unlock();
+	run_locked(NULL, NULL, RUN_TRY);   /* drains g_pending, or the holder will */
 }
 
 void et_after_dlclose(void)
 {
 	et_after_dlopen();
+}
+
+static void dlmopen_pass(void *head)
+{
+	if (process_new(&g_run, head) > 0 && g_run.opt.report)
+		write_report(&g_run);
 }
 
 void et_after_dlmopen(const struct link_map *head)
@@ -658,11 +714,16 @@ void et_after_dlmopen(const struct link_map *head)
 		return;
 	/* Never wait here (see g_lock): when a pass is running, this
 	 * namespace's objects are left as they are. */
-	if (!trylock())
-		return;
-	if (process_new(&g_run, head) > 0 && g_run.opt.report)
-		write_report(&g_run);
-	drain_and_unlock();
+	run_locked(dlmopen_pass, (void *)head, RUN_TRY);
+}
+
+static void startup_pass(void *arg)
+{
+	struct et_run *run = arg;
+	run->ran = true;
+	if (!run->quick)
+		process_new(run, NULL);
+	__atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
 }
 
 /*
@@ -722,12 +783,7 @@ __attribute__((constructor)) static void et_constructor(void)
 		       c.w[i].value, c.w[i].accepts);
 	if (run->opt.enabled) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-		lock();
-		run->ran = true;
-		if (!run->quick)
-			process_new(run, NULL);
-		__atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
-		drain_and_unlock();
+		run_locked(startup_pass, run, RUN_WAIT);
 	}
 	et_report_log(run);
 	if (run->opt.report)
@@ -736,25 +792,11 @@ __attribute__((constructor)) static void et_constructor(void)
 
 /* ---------------------------------------------------------------- API */
 
-/* The API's readers: the table as of now (pending passes run first), also
- * from inside a pass (the lock is then already ours).  Returns whether it
- * was ours already, for reader_unlock. */
-static bool reader_lock(void)
-{
-	if (lock_is_mine())
-		return true;
-	if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
-		lock_and_drain();
-	else
-		lock();
-	return false;
-}
-
-static void reader_unlock(bool mine)
-{
-	if (!mine)
-		drain_and_unlock();
-}
+struct stats_ctx {
+	struct enormoustext_stats st;
+	const char *r, *detail;
+};
+static void stats_locked(void *arg);
 
 int enormoustext_get_stats(struct enormoustext_stats *out)
 {
@@ -762,10 +804,24 @@ int enormoustext_get_stats(struct enormoustext_stats *out)
 		return -EINVAL;
 	if (g_other_stats)
 		return g_other_stats(out);
-	struct enormoustext_stats st;
-	memset(&st, 0, sizeof st);
-	st.size = out->size < sizeof st ? out->size : (uint32_t)sizeof st;
-	bool mine = reader_lock();
+	struct stats_ctx c;
+	memset(&c, 0, sizeof c);
+	c.st.size = out->size < sizeof c.st ? out->size : (uint32_t)sizeof c.st;
+	run_locked(stats_locked, &c, RUN_WAIT);
+	if (c.r) {
+		if (c.detail)
+			snprintf(c.st.reason, sizeof c.st.reason, "%s: %s", c.r, c.detail);
+		else
+			et_strlcpy(c.st.reason, c.r, sizeof c.st.reason);
+	}
+	memcpy(out, &c.st, c.st.size);
+	return 0;
+}
+
+static void stats_locked(void *arg)
+{
+	struct stats_ctx *c = arg;
+	struct enormoustext_stats st = c->st;
 	st.ran = g_run.ran;
 	st.pmd_size = g_run.si.pmd_size;
 	st.elapsed_ns = g_run.elapsed_ns;
@@ -801,24 +857,22 @@ int enormoustext_get_stats(struct enormoustext_stats *out)
 	}
 	if (!r && g_run.ran && st.eligible_bytes == 0)
 		r = "no whole huge-page window in any object's text";
-	reader_unlock(mine);
-	if (r) {
-		if (detail)
-			snprintf(st.reason, sizeof st.reason, "%s: %s", r, detail);
-		else
-			et_strlcpy(st.reason, r, sizeof st.reason);
-	}
-	memcpy(out, &st, st.size);
-	return 0;
+	c->st = st;
+	c->r = r;
+	c->detail = detail;
+}
+
+static void count_locked(void *arg)
+{
+	*(int *)arg = (int)g_run.nobjs;
 }
 
 int enormoustext_object_count(void)
 {
 	if (g_other_count)
 		return g_other_count();
-	bool mine = reader_lock();
-	int n = (int)g_run.nobjs;
-	reader_unlock(mine);
+	int n = 0;
+	run_locked(count_locked, &n, RUN_WAIT);
 	return n;
 }
 
@@ -850,6 +904,20 @@ static void object_to_public(const struct et_object *o, struct enormoustext_obje
 	x->elapsed_ns = o->elapsed_ns;
 }
 
+struct object_ctx {
+	unsigned i;
+	struct enormoustext_object *x;
+	bool ok;
+};
+
+static void object_locked(void *arg)
+{
+	struct object_ctx *c = arg;
+	c->ok = c->i < g_run.nobjs;
+	if (c->ok)
+		object_to_public(&g_run.objs[c->i], c->x);
+}
+
 int enormoustext_get_object(unsigned i, struct enormoustext_object *out)
 {
 	if (!out || out->size < offsetof(struct enormoustext_object, elapsed_ns))
@@ -859,15 +927,23 @@ int enormoustext_get_object(unsigned i, struct enormoustext_object *out)
 	struct enormoustext_object x;
 	memset(&x, 0, sizeof x);
 	x.size = out->size < sizeof x ? out->size : (uint32_t)sizeof x;
-	bool mine = reader_lock();
-	bool ok = i < g_run.nobjs;
-	if (ok)
-		object_to_public(&g_run.objs[i], &x);
-	reader_unlock(mine);
-	if (!ok)
+	struct object_ctx c = { i, &x, false };
+	run_locked(object_locked, &c, RUN_WAIT);
+	if (!c.ok)
 		return -ERANGE;
 	memcpy(out, &x, x.size);
 	return 0;
+}
+
+static void refresh_locked(void *arg)
+{
+	/* lock_and_drain has run what was pending; one more pass for what
+	 * the caller loaded without telling us. */
+	size_t before = g_run.nobjs;
+	process_new(&g_run, NULL);
+	*(int *)arg = g_run.nobjs > before ? (int)(g_run.nobjs - before) : 0;
+	if (*(int *)arg && g_run.opt.report)
+		write_report(&g_run);
 }
 
 int enormoustext_refresh(void)
@@ -882,17 +958,18 @@ int enormoustext_refresh(void)
 		return 0;
 	if (lock_is_mine())
 		return -EDEADLK;
-	lock();
-	size_t before = g_run.nobjs;
-	__atomic_store_n(&g_pending, 1, __ATOMIC_RELEASE);
-	while (__atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
-		process_new(&g_run, NULL);
-	int n = g_run.nobjs > before ? (int)(g_run.nobjs - before) : 0;
-	if (n && g_run.opt.report)
-		write_report(&g_run);
-	drain_and_unlock();
+	int n = 0;
+	run_locked(refresh_locked, &n, RUN_WAIT);
 	return n;
 }
+
+struct range_ctx {
+	const void *start;
+	size_t len;
+	int moved;
+};
+
+static void range_locked(void *arg);
 
 int enormoustext_remap_range(const void *start, size_t len)
 {
@@ -904,7 +981,17 @@ int enormoustext_remap_range(const void *start, size_t len)
 		return -EPERM;
 	if (lock_is_mine())
 		return -EDEADLK;
-	lock();
+	struct range_ctx c = { start, len, 0 };
+	run_locked(range_locked, &c, RUN_WAIT);
+	return c.moved;
+}
+
+/* Inside dl_iterate_phdr like every pass: nothing is unmapped meanwhile. */
+static void range_locked(void *arg)
+{
+	struct range_ctx *c = arg;
+	const void *start = c->start;
+	size_t len = c->len;
 	struct et_object obj;
 	memset(&obj, 0, sizeof obj);
 	obj.nsegs = 1;
@@ -919,9 +1006,7 @@ int enormoustext_remap_range(const void *start, size_t len)
 	pass.opt.min_bytes = 0;
 	run_pipeline(&pass);
 	g_run.si = pass.si;
-	int moved = (int)obj.windows_huge;
-	drain_and_unlock();
-	return moved;
+	c->moved = (int)obj.windows_huge;
 }
 
 const char *enormoustext_version(void)
