@@ -11,16 +11,16 @@
  *
  * glibc resolves a bare library name with the DT_RPATH/DT_RUNPATH of the
  * *calling* object, and $ORIGIN against the caller's directory; seen from
- * here, the caller would be this library.  So, for glibc, a name that
- * depends on the caller is resolved first as the caller would have it
- * resolved (its search path from dlinfo(RTLD_DI_SERINFO), its
- * RTLD_DI_ORIGIN), and the loader is handed the resulting path.
+ * here, the caller would be this library: see open_as_caller.
  */
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #define ET_EXPORT __attribute__((visibility("default")))
@@ -40,6 +40,11 @@ static void *next_symbol(void **cache, const char *name)
 }
 
 #ifdef __GLIBC__
+static bool has_origin(const char *file)
+{
+	return strstr(file, "$ORIGIN") || strstr(file, "${ORIGIN}");
+}
+
 /* Replace every $ORIGIN / ${ORIGIN} in `file` with origin.  0 or -1. */
 static int expand_origin(const char *file, const char *origin, char *out, size_t cap)
 {
@@ -67,61 +72,141 @@ static int expand_origin(const char *file, const char *origin, char *out, size_t
 	return 0;
 }
 
-/*
- * The name the caller's own dlopen would have opened, or `file` itself when
- * it does not depend on the caller (a path without $ORIGIN, an object
- * already loaded, nothing found on the caller's search path: the loader's
- * cache and default directories do not depend on it either).
- */
-static const char *as_caller(const char *file, const void *caller, dlopen_fn real, char *buf, size_t cap)
+/* glibc-hwcaps subdirectories, best first, then the directory itself. */
+static const char *const hwcaps[] = {
+#if defined(__x86_64__)
+	"glibc-hwcaps/x86-64-v4/", "glibc-hwcaps/x86-64-v3/", "glibc-hwcaps/x86-64-v2/",
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	"glibc-hwcaps/power10/", "glibc-hwcaps/power9/",
+#elif defined(__s390x__)
+	"glibc-hwcaps/z16/", "glibc-hwcaps/z15/", "glibc-hwcaps/z14/", "glibc-hwcaps/z13/",
+#endif
+	"",
+};
+
+/* The calling object's link map. */
+static struct link_map *caller_map(const void *caller)
 {
-	if (!file || !*file || !caller)
-		return file;
-	bool origin = strstr(file, "$ORIGIN") || strstr(file, "${ORIGIN}");
-	if (strchr(file, '/') && !origin)
-		return file;
 	struct link_map *lm = NULL;
 	Dl_info di;
-	if (!dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
-		return file;
-	if (origin) {
-		char dir[1024];
-		if (dlinfo(lm, RTLD_DI_ORIGIN, dir) != 0 || expand_origin(file, dir, buf, cap) != 0)
-			return file;
-		return buf;
+	if (!caller || !dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP))
+		return NULL;
+	return lm;
+}
+
+/* The caller's directory, as the loader computes $ORIGIN: the program's
+ * from /proc/self/exe, a library's from its path.  0 or -1. */
+static int caller_origin(const struct link_map *lm, char *dir, size_t cap)
+{
+	char path[PATH_MAX];
+	if (!lm->l_name || !lm->l_name[0]) {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+		if (n <= 0)
+			return -1;
+		path[n] = '\0';
+	} else if (!realpath(lm->l_name, path)) {
+		return -1;
 	}
-	/* A bare name: already loaded (by name or soname) wins, as in the loader. */
-	void *h = real(file, RTLD_LAZY | RTLD_NOLOAD);
-	if (h) {
-		static void *real_close;
-		dlclose_fn close_fn = (dlclose_fn)next_symbol(&real_close, "dlclose");
-		if (close_fn)
-			close_fn(h);   /* the loader's own: nothing changed, no pass */
-		return file;
+	char *slash = strrchr(path, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	if (strlen(path) + 1 > cap)
+		return -1;
+	memcpy(dir, path[0] ? path : "/", strlen(path[0] ? path : "/") + 1);
+	return 0;
+}
+
+/*
+ * dlopen as the caller would have it.  glibc resolves $ORIGIN against the
+ * calling object and searches that object's DT_RPATH/DT_RUNPATH; called
+ * from here, the caller would be this library.  So: $ORIGIN is expanded
+ * here from the caller's directory (not in a secure-execution process,
+ * where the loader refuses it); a bare name is first handed to the loader
+ * as it is (the environment, the cache and the default directories do not
+ * depend on the caller, and the loader skips files of the wrong class and
+ * prefers glibc-hwcaps subdirectories by itself), and only when that finds
+ * nothing, tried in the caller's own RPATH/RUNPATH directories.
+ */
+static void *open_as_caller(dlopen_fn real, const char *file, int mode, const void *caller)
+{
+	if (!file || !*file || getauxval(AT_SECURE))
+		return real(file, mode);
+	struct link_map *lm;
+	if (has_origin(file)) {
+		char *dir = malloc(2 * PATH_MAX);
+		void *h;
+		if (dir && (lm = caller_map(caller)) && caller_origin(lm, dir, PATH_MAX) == 0 &&
+		    expand_origin(file, dir, dir + PATH_MAX, PATH_MAX) == 0)
+			h = real(dir + PATH_MAX, mode);
+		else
+			h = real(file, mode);
+		free(dir);
+		return h;
 	}
-	Dl_serinfo size;
-	if (dlinfo(lm, RTLD_DI_SERINFOSIZE, &size) != 0 || size.dls_size > 8192)
-		return file;
-	union {
-		Dl_serinfo si;
-		char raw[8192];
-	} u;
-	u.si.dls_size = size.dls_size;
-	u.si.dls_cnt = size.dls_cnt;
-	if (dlinfo(lm, RTLD_DI_SERINFO, &u.si) != 0)
-		return file;
-	for (unsigned i = 0; i < u.si.dls_cnt; i++) {
-		const char *dir = u.si.dls_serpath[i].dls_name;
-		size_t dl = strlen(dir), fl = strlen(file);
-		if (!dl || dl + 1 + fl >= cap)
-			continue;
-		memcpy(buf, dir, dl);
-		buf[dl] = '/';
-		memcpy(buf + dl + 1, file, fl + 1);
-		if (access(buf, F_OK) == 0)
-			return buf;
+	void *h = real(file, mode);
+	if (h || strchr(file, '/') || !(lm = caller_map(caller)))
+		return h;
+	/* The caller's DT_RUNPATH (else DT_RPATH), from its dynamic section. */
+	const char *strtab = NULL, *path = NULL;
+	uintptr_t runpath = 0, rpath = 0;
+	bool have_runpath = false, have_rpath = false;
+	for (const ElfW(Dyn) *d = lm->l_ld; d && d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_STRTAB)
+			strtab = (const char *)d->d_un.d_ptr;
+		else if (d->d_tag == DT_RUNPATH) {
+			runpath = d->d_un.d_val;
+			have_runpath = true;
+		} else if (d->d_tag == DT_RPATH) {
+			rpath = d->d_un.d_val;
+			have_rpath = true;
+		}
 	}
-	return file;
+	/* glibc relocates DT_STRTAB in place on most targets; not on all. */
+	if (strtab && (uintptr_t)strtab < lm->l_addr)
+		strtab += lm->l_addr;
+	if (strtab && (have_runpath || have_rpath))
+		path = strtab + (have_runpath ? runpath : rpath);
+	char *buf = path ? malloc(3 * PATH_MAX) : NULL;
+	if (buf) {
+		char *origin = buf + PATH_MAX, *dir = buf + 2 * PATH_MAX;
+		bool have_origin = caller_origin(lm, origin, PATH_MAX) == 0;
+		size_t fl = strlen(file);
+		for (const char *p = path; *p && !h;) {
+			const char *e = strchr(p, ':');
+			size_t n = e ? (size_t)(e - p) : strlen(p);
+			if (n > 0 && n < PATH_MAX) {
+				memcpy(buf, p, n);
+				buf[n] = '\0';
+				const char *d = buf;
+				if (has_origin(buf)) {
+					d = have_origin && expand_origin(buf, origin, dir, PATH_MAX) == 0 ? dir : NULL;
+				}
+				size_t dl = d ? strlen(d) : 0;
+				/* Like the loader: the glibc-hwcaps subdirectories first
+				 * (it refuses a library for an ISA level the CPU lacks). */
+				for (size_t k = 0; d && dl && !h && k < sizeof hwcaps / sizeof *hwcaps; k++) {
+					size_t hl = strlen(hwcaps[k]);
+					if (dl + 1 + hl + fl >= PATH_MAX)
+						break;
+					char *full = d == dir ? buf : dir;
+					memmove(full, d, dl);
+					full[dl] = '/';
+					memcpy(full + dl + 1, hwcaps[k], hl);
+					memcpy(full + dl + 1 + hl, file, fl + 1);
+					if (access(full, F_OK) == 0)
+						h = real(full, mode);
+					d = full;   /* the directory is now at the start of full */
+				}
+			}
+			if (!e)
+				break;
+			p = e + 1;
+		}
+	}
+	free(buf);
+	/* Not found there either: the loader's own error for the name. */
+	return h ? h : real(file, mode);
 }
 #endif
 
@@ -132,12 +217,13 @@ ET_EXPORT void *dlopen(const char *file, int mode)
 	if (!fn)
 		return NULL;
 #ifdef __GLIBC__
-	char buf[4096];
-	file = as_caller(file, __builtin_return_address(0), fn, buf, sizeof buf);
-#endif
+	void *h = open_as_caller(fn, file, mode, __builtin_return_address(0));
+#else
 	void *h = fn(file, mode);
-	if (h)
-		et_after_dlopen();
+#endif
+	/* Even a failed dlopen may have mapped objects and unmapped them: the
+	 * pass after it keeps the table true. */
+	et_after_dlopen();
 	return h;
 }
 
@@ -146,17 +232,20 @@ typedef void *(*dlmopen_fn)(Lmid_t, const char *, int);
 
 ET_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 {
-	static void *real, *real_open;
+	static void *real;
 	dlmopen_fn fn = (dlmopen_fn)next_symbol(&real, "dlmopen");
-	dlopen_fn open_fn = (dlopen_fn)next_symbol(&real_open, "dlopen");
 	if (!fn)
 		return NULL;
-	char buf[4096];
-	/* Only the caller-relative parts: a bare name is looked up in the
-	 * target namespace, where "already loaded" means something else. */
-	if (file && (strstr(file, "$ORIGIN") || strstr(file, "${ORIGIN}")) && open_fn)
-		file = as_caller(file, __builtin_return_address(0), open_fn, buf, sizeof buf);
+	/* Only $ORIGIN is the caller's; a bare name is searched in the target
+	 * namespace, which the caller's RUNPATH does not speak for. */
+	char *expanded = NULL;
+	struct link_map *cl;
+	if (file && has_origin(file) && !getauxval(AT_SECURE) && (cl = caller_map(__builtin_return_address(0))) &&
+	    (expanded = malloc(2 * PATH_MAX)) && caller_origin(cl, expanded, PATH_MAX) == 0 &&
+	    expand_origin(file, expanded, expanded + PATH_MAX, PATH_MAX) == 0)
+		file = expanded + PATH_MAX;
 	void *h = fn(lmid, file, mode);
+	free(expanded);
 	if (!h)
 		return h;
 	/* dl_iterate_phdr shows only the caller's namespace: hand over the

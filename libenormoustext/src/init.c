@@ -394,8 +394,11 @@ static void run_pipeline(struct et_run *run)
 	if (run->opt.perfmap) {
 		int n = et_perfmap_write(run);
 		if (n < 0)
+		{
+			char eb[24];
 			et_log(0, "ENORMOUSTEXT_PERFMAP: cannot write /tmp/perf-%ld.map: %s", (long)getpid(),
-			       strerror(-n));
+			       et_errno_text(-n, eb));
+		}
 	}
 	et_scratch_free(run->wins, wins_len);
 	run->wins = NULL;
@@ -540,9 +543,10 @@ static size_t process_new(struct et_run *run, const struct link_map *ns_head)
 static void write_report(struct et_run *run)
 {
 	int err = et_report_json(run, run->opt.report);
+	char eb[24];
 	if (err)
 		et_log(0, "ENORMOUSTEXT_REPORT=%s: cannot write the report: %s", run->opt.report,
-		       strerror(-err));
+		       et_errno_text(-err, eb));
 }
 
 /* Run every pass that was asked for, then let go of the lock; a request

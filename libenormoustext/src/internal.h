@@ -97,6 +97,8 @@ ET_HIDDEN bool et_glob_list_match(const char *globs, const char *path);
 ET_HIDDEN void et_log_setup(int verbose, bool silenced);
 ET_HIDDEN bool et_log_enabled(int level);
 ET_HIDDEN void et_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* errno as text, without strerror (see log.c); buf is used for rare codes. */
+ET_HIDDEN const char *et_errno_text(int e, char buf[24]);
 
 /* ---------------------------------------------------------------- sysinfo */
 

@@ -60,3 +60,30 @@ void et_log(int level, const char *fmt, ...)
 	}
 	errno = saved;
 }
+
+/* errno as text without strerror: inside a pass the loader's list lock is
+ * held, and strerror may translate through gettext, which may load a
+ * conversion module with dlopen. */
+const char *et_errno_text(int e, char buf[24])
+{
+	switch (e) {
+	case EPERM: return "operation not permitted";
+	case ENOENT: return "no such file or directory";
+	case EINTR: return "interrupted";
+	case EIO: return "input/output error";
+	case EAGAIN: return "resource temporarily unavailable";
+	case ENOMEM: return "out of memory";
+	case EACCES: return "permission denied";
+	case EFAULT: return "bad address";
+	case EBUSY: return "device or resource busy";
+	case EEXIST: return "file exists";
+	case EINVAL: return "invalid argument";
+	case ENOSPC: return "no space left on device";
+	case EROFS: return "read-only file system";
+	case ENAMETOOLONG: return "file name too long";
+	case E2BIG: return "argument list too long";
+	default:
+		snprintf(buf, 24, "errno %d", e);
+		return buf;
+	}
+}

@@ -70,7 +70,7 @@ static const char *page_label(char *buf, size_t cap, uint64_t pmd)
 
 void et_report_objects(const struct et_run *run, size_t first, size_t n)
 {
-	char a[32], b[32], pg[32];
+	char a[32], b[32], pg[32], eb[24];
 	if (!et_log_enabled(2))
 		return;
 	for (size_t i = first; i < first + n && i < run->nobjs; i++) {
@@ -93,7 +93,7 @@ void et_report_objects(const struct et_run *run, size_t first, size_t n)
 			       et_backend_name(o->backend), o->nwindows - o->windows_huge, o->nwindows,
 			       et_reason_text(o->reason), o->skip_detail ? ": " : "",
 			       o->skip_detail ? o->skip_detail : "", o->err ? ": " : "",
-			       o->err ? strerror(o->err) : "");
+			       o->err ? et_errno_text(o->err, eb) : "");
 		}
 	}
 }
