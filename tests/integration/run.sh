@@ -523,9 +523,21 @@ loader.*)
 		run base IT_LIBDIR="$D" -- ./loader_test "${args[@]}"
 		[ "$RC" -eq 0 ] || fail "without the library: $(grep -E 'FAIL|->' "$OUT" | head -3 | tr '\n' ' ')"
 	fi
-	run lib IT_LIBDIR="$D" LD_PRELOAD="$PRE" -- ./loader_test "${args[@]}"
+	exe=./loader_test
+	[ "$mode" = origin ] && exe=./loader_norunpath
+	if [ "$mode" = origin ]; then
+		run base IT_LIBDIR="$D" -- "$exe" "${args[@]}"
+		[ "$RC" -eq 0 ] || fail "without the library: $(grep -E 'FAIL|->' "$OUT" | head -3 | tr '\n' ' ')"
+	fi
+	base_out=$(grep -v 'failed dlopens\|pairs of' "$OUT")
+	run lib IT_LIBDIR="$D" LD_PRELOAD="$PRE" -- "$exe" "${args[@]}"
 	[ "$RC" -eq 0 ] || fail "with the library (exit $RC): $(grep -E 'FAIL|->' "$OUT" | head -3 | tr '\n' ' ')"
 	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	# The loader found the same files with the library as without it.
+	if [ "$mode" = runpath ] || [ "$mode" = origin ]; then
+		[ "$(cat "$OUT")" = "$base_out" ] ||
+			fail "the library changed what dlopen found: '$base_out' vs '$(cat "$OUT")'"
+	fi
 	;;
 
 stress)

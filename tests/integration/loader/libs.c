@@ -58,5 +58,8 @@ int bad(void) { return et_it_this_symbol_does_not_exist(); }
 #endif
 
 #ifdef LIB_PLUG
-int plug(void) { return 7; }
+#ifndef PLUG_VALUE
+#define PLUG_VALUE 7
+#endif
+int plug(void) { return PLUG_VALUE; }
 #endif
