@@ -159,9 +159,8 @@ static bool other_copy_active(void)
 }
 
 /* Object-level decisions that need the path. */
-static void classify_object(struct et_run *run, struct et_object *o, bool need_path)
+static void classify_object(struct et_run *run, struct et_object *o)
 {
-	(void)need_path;   /* named in process_new_locked */
 	if (o->skip != ET_R_NONE)
 		return;
 	if (run->opt.include && !et_glob_list_match(run->opt.include, o->path))
@@ -315,7 +314,6 @@ static void summarise(struct et_run *run)
  * The windows table lives only for the pass. */
 static void run_pipeline(struct et_run *run)
 {
-	bool account = et_log_enabled(2) || run->opt.report;
 	if (!run->si.pmd_size_read)
 		et_sysinfo_read_pmd(&run->si, "/");
 	ET_MARK(run, "pmd size");
@@ -326,7 +324,7 @@ static void run_pipeline(struct et_run *run)
 		struct et_object *o = &run->objs[i];
 		o->first_window = (uint32_t)total;
 		o->nwindows = (uint32_t)et_plan_windows(o->segs, o->nsegs, H, (uint32_t)i, NULL, 0);
-		classify_object(run, o, account || run->opt.include || run->opt.exclude || o->nwindows);
+		classify_object(run, o);
 		if (o->skip != ET_R_NONE)
 			o->nwindows = 0;
 		total += o->nwindows;
