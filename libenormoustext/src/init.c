@@ -201,6 +201,8 @@ static bool window_patched(uint64_t addr, uint64_t len)
 }
 
 /* Window-level checks against the mappings as they are now. */
+static void check_pad(struct et_run *run, struct et_window *w, const struct et_smaps *sm);
+
 static void check_window(struct et_run *run, struct et_window *w, const struct et_smaps *sm)
 {
 	const uint64_t H = run->si.pmd_size;
@@ -211,6 +213,10 @@ static void check_window(struct et_run *run, struct et_window *w, const struct e
 		return;
 	}
 	w->prot = PROT_READ | PROT_EXEC;
+	if (w->pad) {
+		check_pad(run, w, sm);
+		return;
+	}
 	const struct et_vma *v = sm ? et_smaps_find(sm, w->addr) : NULL;
 	if (!v || w->addr + H > v->end || v->prot != (PROT_READ | PROT_EXEC) || v->shared ||
 	    (v->inode == 0 && !run->again)) {
@@ -230,6 +236,79 @@ static void check_window(struct et_run *run, struct et_window *w, const struct e
 		w->reason = ET_R_PATCHED;
 		return;
 	}
+	if (v->inode != 0) {
+		/* what the file backend needs: the file and the offset */
+		w->file_off = v->offset + (w->addr - v->start);
+		w->inode = v->inode;
+		w->dev_major = v->dev_major;
+		w->dev_minor = v->dev_minor;
+		w->congruent = (w->file_off & (H - 1)) == 0;
+	}
+	w->candidate = true;
+}
+
+/*
+ * A padded window: the text part must be one plain r-x mapping of the
+ * object's file (copied as it is, up to the mapping's ends inside the
+ * window), and the rest of the window free — unmapped, or a PROT_NONE hole
+ * that the loader reserved inside the object's own span.  Never anything
+ * else: padding covers no one's data.
+ */
+static void check_pad(struct et_run *run, struct et_window *w, const struct et_smaps *sm)
+{
+	const uint64_t H = run->si.pmd_size;
+	const struct et_object *o = &run->objs[w->object];
+	const uint64_t W = w->addr, E = w->addr + H;
+	const struct et_vma *v = sm ? et_smaps_find(sm, w->copy_lo) : NULL;
+	if (!v || v->prot != (PROT_READ | PROT_EXEC) || v->shared || v->inode == 0 ||
+	    v->end < w->copy_hi) {
+		w->reason = ET_R_MAPPING;
+		return;
+	}
+	if (v->locked) {
+		w->reason = ET_R_LOCKED;
+		return;
+	}
+	uint64_t lo = v->start > W ? v->start : W;
+	uint64_t hi = v->end < E ? v->end : E;
+	if (v->anonymous && window_patched(lo, hi - lo)) {
+		w->reason = ET_R_PATCHED;
+		return;
+	}
+	w->copy_lo = lo;
+	w->copy_hi = hi;
+	/* the rest: [W, lo) and [hi, E) */
+	int nclaim = 0;
+	const uint64_t part_lo[2] = { W, hi }, part_hi[2] = { lo, E };
+	for (int p = 0; p < 2; p++) {
+		uint64_t cur = part_lo[p];
+		while (cur < part_hi[p]) {
+			const struct et_vma *x = NULL;
+			/* the first mapping that ends after cur, if it starts before the part ends */
+			for (size_t i = 0; i < sm->count; i++)
+				if (sm->vmas[i].end > cur && sm->vmas[i].start < part_hi[p] &&
+				    (!x || sm->vmas[i].start < x->start))
+					x = &sm->vmas[i];
+			uint64_t gap_end = x ? (x->start > cur ? x->start : cur) : part_hi[p];
+			if (gap_end > cur) {
+				if (nclaim == 2) {
+					w->reason = ET_R_PAD_NOT_FREE;
+					return;
+				}
+				w->claim_lo[nclaim] = cur;
+				w->claim_hi[nclaim] = gap_end;
+				nclaim++;
+			}
+			if (!x)
+				break;
+			/* a loader's hole of this very object may be covered */
+			if (x->prot != 0 || x->shared || x->start < o->map_lo || x->end > o->map_hi) {
+				w->reason = ET_R_PAD_NOT_FREE;
+				return;
+			}
+			cur = x->end;
+		}
+	}
 	w->candidate = true;
 }
 
@@ -244,7 +323,7 @@ static void mark_file_huge(struct et_run *run, const struct et_smaps *sm)
 		size_t k = j;
 		uint64_t in_vma = 0;
 		while (k < run->nwins && v && et_smaps_find(sm, run->wins[k].addr) == v) {
-			if (run->wins[k].candidate)
+			if (run->wins[k].candidate && !run->wins[k].pad)
 				in_vma += H;
 			k++;
 		}
@@ -252,7 +331,7 @@ static void mark_file_huge(struct et_run *run, const struct et_smaps *sm)
 			k = j + 1;
 		if (v && in_vma > 0 && v->file_pmd >= in_vma) {
 			for (size_t i = j; i < k; i++) {
-				if (run->wins[i].candidate) {
+				if (run->wins[i].candidate && !run->wins[i].pad) {
 					run->wins[i].candidate = false;
 					run->wins[i].file_huge = true;
 					run->wins[i].backend = ET_BACKEND_FILE;
@@ -269,19 +348,39 @@ static void summarise(struct et_run *run)
 	for (size_t i = 0; i < run->nobjs; i++) {
 		struct et_object *o = &run->objs[i];
 		unsigned used[ET_BACKEND__COUNT] = { 0 };
-		o->remapped_bytes = o->huge_bytes = 0;
+		o->remapped_bytes = o->huge_bytes = o->zero_copy_bytes = o->padded_bytes = 0;
+		o->eligible_bytes = 0;
 		o->windows_huge = 0;
 		o->reason = o->skip;
 		o->reason_mask = 0;
 		o->err = 0;
+		uint32_t counted = 0;
 		for (uint32_t k = 0; k < o->nwindows; k++) {
 			const struct et_window *w = &run->wins[o->first_window + k];
+			/* A padded window is a bonus: one that could not be had (the
+			 * rest of the window not free) is not a window left small. */
+			if (w->pad && !w->huge && (!w->candidate || w->reason == ET_R_PAD_NOT_FREE))
+				continue;
+			counted++;
+			/* a padded window's text is the part of its segment inside it */
+			const struct et_segment *sg = &o->segs[w->seg];
+			uint64_t text = H;
+			if (w->pad) {
+				uint64_t a = sg->start > w->addr ? sg->start : w->addr;
+				uint64_t e = sg->end < w->addr + H ? sg->end : w->addr + H;
+				text = e - a;
+			}
+			o->eligible_bytes += text;
 			if (w->remapped)
-				o->remapped_bytes += H;
+				o->remapped_bytes += text;
 			if (w->huge) {
-				o->huge_bytes += H;
+				o->huge_bytes += text;
 				o->windows_huge++;
 				used[w->backend]++;
+				if (w->backend == ET_BACKEND_FILE)
+					o->zero_copy_bytes += H;
+				if (w->pad)
+					o->padded_bytes += H - text;
 			} else {
 				if (o->reason == ET_R_NONE)
 					o->reason = w->reason;
@@ -291,6 +390,8 @@ static void summarise(struct et_run *run)
 					o->err = w->err;
 			}
 		}
+		if (o->skip == ET_R_NONE)
+			o->nwindows = counted;
 		o->backend = ET_BACKEND_NONE;
 		unsigned best = 0;
 		for (int b = 0; b < ET_BACKEND__COUNT; b++)
@@ -299,6 +400,37 @@ static void summarise(struct et_run *run)
 				o->backend = (enum et_backend)b;
 			}
 	}
+}
+
+/* The windows of one object in address order, segment by segment: a
+ * padded first window, the whole windows, a padded last window.  With
+ * out == NULL, only counts. */
+static size_t plan_object(const struct et_run *run, const struct et_object *o, uint32_t idx,
+                          struct et_window *out)
+{
+	const uint64_t H = run->si.pmd_size;
+	/* padding needs a copy: not with the file backend alone */
+	uint64_t thr = run->opt.backend == ET_BACKEND_FILE || run->again ? 0 : run->opt.pad_threshold;
+	size_t n = 0;
+	for (uint32_t s = 0; s < o->nsegs; s++) {
+		struct et_window pads[2];
+		size_t np = et_plan_pads(&o->segs[s], 1, H, thr, idx, pads, 2);
+		size_t nf = et_plan_windows(&o->segs[s], 1, H, idx, NULL, 0);
+		if (!out) {
+			n += np + nf;
+			continue;
+		}
+		size_t first = n, p = 0;
+		if (p < np && (pads[p].addr < o->segs[s].start || nf == 0))
+			out[n++] = pads[p++];
+		et_plan_windows(&o->segs[s], 1, H, idx, out + n, nf);
+		n += nf;
+		while (p < np)
+			out[n++] = pads[p++];
+		for (size_t k = first; k < n; k++)
+			out[k].seg = s;
+	}
+	return n;
 }
 
 /* Debug (ENORMOUSTEXT_VERBOSE=3): time since the pass began at each stage. */
@@ -323,7 +455,7 @@ static void run_pipeline(struct et_run *run)
 	for (size_t i = 0; i < run->nobjs; i++) {
 		struct et_object *o = &run->objs[i];
 		o->first_window = (uint32_t)total;
-		o->nwindows = (uint32_t)et_plan_windows(o->segs, o->nsegs, H, (uint32_t)i, NULL, 0);
+		o->nwindows = (uint32_t)plan_object(run, o, (uint32_t)i, NULL);
 		classify_object(run, o);
 		if (o->skip != ET_R_NONE)
 			o->nwindows = 0;
@@ -353,10 +485,13 @@ static void run_pipeline(struct et_run *run)
 		struct et_object *o = &run->objs[i];
 		if (!o->nwindows)
 			continue;
-		et_plan_windows(o->segs, o->nsegs, H, (uint32_t)i, run->wins + o->first_window, o->nwindows);
-		o->eligible_bytes = (uint64_t)o->nwindows * H;
-		for (uint32_t k = 0; k < o->nwindows; k++)
+		plan_object(run, o, (uint32_t)i, run->wins + o->first_window);
+		o->eligible_bytes = 0;
+		for (uint32_t k = 0; k < o->nwindows; k++) {
 			check_window(run, &run->wins[o->first_window + k], smp);
+			if (!run->wins[o->first_window + k].pad)
+				o->eligible_bytes += H;
+		}
 		if (o->eligible_bytes < run->opt.min_bytes) {
 			o->skip = ET_R_MIN_BYTES;
 			for (uint32_t k = 0; k < o->nwindows; k++) {
@@ -475,8 +610,16 @@ static size_t process_new_locked(struct et_run *run, const struct link_map *ns_h
 				present = same_object(&run->objs[j], &tmp[i]);
 			if (!present && run->objs[j].foreign)
 				present = et_object_still_mapped(&run->objs[j]);
-			if (present)
+			if (present) {
 				run->objs[kept++] = run->objs[j];
+				continue;
+			}
+			/* Gone: the loader unmapped its span; padding we mapped
+			 * beyond it is ours to take away. */
+			for (int p = 0; p < 2; p++)
+				if (run->objs[j].pad_hi[p] > run->objs[j].pad_lo[p])
+					munmap((void *)(uintptr_t)run->objs[j].pad_lo[p],
+					       run->objs[j].pad_hi[p] - run->objs[j].pad_lo[p]);
 		}
 		run->nobjs = kept;
 	}

@@ -31,7 +31,7 @@
 
 enum et_backend {
 	ET_BACKEND_AUTO = 0,
-	ET_BACKEND_FILE,     /* zero-copy file-backed (issue 3); accepted, treated as auto */
+	ET_BACKEND_FILE,     /* zero-copy: the file itself, mapped with 2 MiB entries */
 	ET_BACKEND_THP,
 	ET_BACKEND_COLLAPSE,
 	ET_BACKEND_HUGETLB,
@@ -47,6 +47,7 @@ enum et_option_id {
 	ET_OPT_EXCLUDE,      /* ENORMOUSTEXT_EXCLUDE */
 	ET_OPT_MIN_BYTES,    /* ENORMOUSTEXT_MIN_BYTES */
 	ET_OPT_REPORT,       /* ENORMOUSTEXT_REPORT */
+	ET_OPT_PAD_THRESHOLD,/* ENORMOUSTEXT_PAD_THRESHOLD */
 	ET_OPT_PERFMAP,      /* ENORMOUSTEXT_PERFMAP */
 	ET_OPT__COUNT
 };
@@ -59,6 +60,7 @@ struct et_options {
 	const char *include;       /* colon-separated globs, NULL = everything */
 	const char *exclude;       /* colon-separated globs, NULL = nothing */
 	uint64_t min_bytes;
+	uint64_t pad_threshold;    /* pad partial windows with more text than this; 0 never */
 	const char *report;        /* path or NULL */
 	bool perfmap;              /* write /tmp/perf-PID.map for moved text */
 };
@@ -170,6 +172,10 @@ enum et_reason {
 	ET_R_SCRATCH,         /* the library could not get working memory */
 	ET_R_PATCHED,         /* the text was changed in memory (breakpoint, uprobe) */
 	ET_R_LOCKED,          /* the text is mlock'ed */
+	ET_R_NOT_CONGRUENT,   /* file backend: address and file offset differ modulo H */
+	ET_R_FILE_SMALL,      /* file backend: the page cache holds the window in small pages */
+	ET_R_FILE_CHANGED,    /* file backend: the file at the path is not the one mapped */
+	ET_R_PAD_NOT_FREE,    /* padding: the rest of the window is not free address space */
 	ET_R__COUNT
 };
 ET_HIDDEN const char *et_reason_text(enum et_reason r);
@@ -183,11 +189,15 @@ struct et_object {
 	struct et_segment segs[ET_MAX_SEGS];
 	uint32_t nsegs;
 	bool is_main;
+	uint64_t map_lo, map_hi;      /* page-rounded span of all its PT_LOAD segments */
+	uint64_t pad_lo[2], pad_hi[2];/* padding we mapped outside that span (freed at dlclose) */
 	enum et_reason skip;          /* object-level skip, ET_R_NONE = considered */
 	const char *skip_detail;      /* extra text for the reason, may be NULL */
 	/* filled by the stages */
 	uint32_t first_window, nwindows, windows_huge;
 	uint64_t text_bytes, eligible_bytes, remapped_bytes, huge_bytes, elapsed_ns;
+	uint64_t zero_copy_bytes;     /* huge straight from the file: nothing copied */
+	uint64_t padded_bytes;        /* zero fill added beyond the text in padded windows */
 	enum et_backend backend;      /* most used */
 	enum et_reason reason;        /* why something stayed small (the first reason) */
 	uint32_t reason_mask;         /* every reason a window stayed small (1 << reason) */
@@ -229,6 +239,17 @@ struct et_window {
 	bool huge;              /* confirmed by smaps */
 	uint64_t slot;          /* staging address during remap (0 = none) */
 	bool slot_lost;         /* the slot's range stopped being ours (failed MAP_FIXED) */
+	/* the file behind the window (from smaps), for the file backend */
+	uint64_t file_off;      /* offset in the file of `addr` */
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	bool congruent;         /* file_off is a multiple of H */
+	/* a padded window: only [copy_lo, copy_hi) holds text mapped now; the
+	 * rest of the window is free address space that the copy fills with
+	 * zeros (DESIGN section 1, pad_threshold) */
+	bool pad;
+	uint64_t copy_lo, copy_hi;
+	uint64_t claim_lo[2], claim_hi[2];   /* free parts reserved before the swap */
 };
 
 /* The pure planner: every PMD window [w, w+pmd) that lies wholly inside one
@@ -239,10 +260,19 @@ ET_HIDDEN size_t et_plan_windows(const struct et_segment *segs, size_t nsegs,
                                  uint64_t pmd, uint32_t object,
                                  struct et_window *out, size_t cap);
 
+/* Padded windows (pure, like et_plan_windows): for each segment, its first
+ * and last partial window when the text in it is more than `threshold`
+ * bytes (0 = never).  Fills addr, object, seg, pad, copy_lo/hi (the text
+ * part).  Returns how many there are; writes at most cap. */
+ET_HIDDEN size_t et_plan_pads(const struct et_segment *segs, size_t nsegs, uint64_t pmd,
+                              uint64_t threshold, uint32_t object,
+                              struct et_window *out, size_t cap);
+
 /* ------------------------------------------------------------------ smaps */
 
 struct et_vma {
 	uint64_t start, end, offset, inode;
+	uint32_t dev_major, dev_minor;   /* of the file, 0:0 for anonymous */
 	uint32_t prot;          /* PROT_* from the perms column */
 	bool shared;            /* 's' */
 	uint32_t path_off;      /* offset of the path in the string pool, 0 = none */

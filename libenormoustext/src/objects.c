@@ -103,6 +103,20 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		et_strlcpy(o->path, info->dlpi_name, sizeof o->path);
 
 	bool textrel = false, self = false;
+	/* The span the loader mapped for the object (its holes included): a
+	 * padded window may cover a hole of its own object, never more. */
+	uint64_t pg = getauxval(AT_PAGESZ) ? getauxval(AT_PAGESZ) : 4096;
+	for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uint64_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(pg - 1);
+		uint64_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + pg - 1) & ~(pg - 1);
+		if (!o->map_hi || lo < o->map_lo)
+			o->map_lo = lo;
+		if (hi > o->map_hi)
+			o->map_hi = hi;
+	}
 	for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {

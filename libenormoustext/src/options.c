@@ -29,6 +29,9 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"skip objects with less eligible text than this" },
 	[ET_OPT_REPORT] = { "ENORMOUSTEXT_REPORT", "", "a writable file path",
 		"write a JSON report of what was done to this file" },
+	[ET_OPT_PAD_THRESHOLD] = { "ENORMOUSTEXT_PAD_THRESHOLD", "4096",
+		"a size in bytes with optional K/M/G suffix",
+		"pad a partial first/last window holding more text than this; 0 never" },
 	[ET_OPT_PERFMAP] = { "ENORMOUSTEXT_PERFMAP", "0", "1/0, on/off, yes/no, true/false",
 		"write /tmp/perf-PID.map naming the functions in moved text, for perf" },
 };
@@ -153,6 +156,7 @@ int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, vo
 	memset(o, 0, sizeof *o);
 	o->enabled = true;
 	o->backend = ET_BACKEND_AUTO;
+	o->pad_threshold = 4096;
 
 	for (int id = 0; id < ET_OPT__COUNT; id++) {
 		const char *v = get(table[id].name, ctx);
@@ -191,6 +195,9 @@ int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, vo
 			break;
 		case ET_OPT_MIN_BYTES:
 			ok = et_parse_size(v, &o->min_bytes);
+			break;
+		case ET_OPT_PAD_THRESHOLD:
+			ok = et_parse_size(v, &o->pad_threshold);
 			break;
 		case ET_OPT_REPORT:
 			if (*v)

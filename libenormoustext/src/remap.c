@@ -18,6 +18,22 @@
  * gaps so that the kernel cannot merge two of them into one VMA, which is
  * what lets smaps speak for each slot separately.
  *
+ * The `file` backend (zero-copy) is the same dance with a different
+ * replacement: the slot maps the window's own file, at the window's own
+ * offset (address and offset congruent modulo H), with MADV_HUGEPAGE and a
+ * populate.  When the page cache holds that part of the file as one huge
+ * folio — or can read it in as one, because none of it is cached yet —
+ * the slot is mapped with a single PMD entry; nothing is copied, the pages
+ * are the page cache's (shared with every process that maps the file), and
+ * after the swap the window is still a mapping of the file at the same
+ * offset, so debuggers, profilers and unwinders see the file as before.
+ * Where the cache holds small pages the slot stays small, is released, and
+ * the window waits for the next backend (an anonymous copy).
+ *
+ * Padded windows (et_plan_pads) hold text in only part of the window; the
+ * rest is free address space, claimed with MAP_FIXED_NOREPLACE just before
+ * the swap so that nothing that appeared there meanwhile is ever covered.
+ *
  * Nothing here allocates: the remap path may run inside the windows it
  * moves (libc's memcpy, this very code when linked statically), which is
  * safe only because nothing is ever unmapped before the swap.
@@ -29,9 +45,14 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <stdio.h>
+#include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 
 #ifndef MADV_HUGEPAGE
@@ -39,6 +60,9 @@
 #endif
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
+#endif
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
 #endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -69,15 +93,110 @@ static unsigned log2u64(uint64_t v)
 	return n;
 }
 
+/* The file behind the windows of one object, opened once per round. */
+struct file_cache {
+	int fd;
+	uint32_t object;
+	bool tried;
+};
+
+/* An open file descriptor for the file the window maps, or -1 with the
+ * reason set.  The path is only a way to find the file: it must be the
+ * very inode the mapping holds (a package upgrade replaces the file). */
+static int window_file(struct et_run *run, struct et_window *w, struct file_cache *fc)
+{
+	if (!fc->tried || fc->object != w->object) {
+		if (fc->fd >= 0)
+			close(fc->fd);
+		fc->fd = -1;
+		fc->tried = true;
+		fc->object = w->object;
+		const char *path = run->objs[w->object].path;
+		int fd = path[0] ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+		struct stat st;
+		if (fd >= 0 && (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != w->inode ||
+		                major(st.st_dev) != w->dev_major || minor(st.st_dev) != w->dev_minor)) {
+			close(fd);
+			fd = -2;
+		}
+		fc->fd = fd;
+	}
+	if (fc->fd < 0) {
+		w->reason = ET_R_FILE_CHANGED;
+		w->err = 0;
+		return -1;
+	}
+	/* the same file, but this window may come from another mapping of it */
+	return fc->fd;
+}
+
+/* Fault the slot in from the page cache.  Readahead through a
+ * MADV_HUGEPAGE mapping asks for PMD-sized folios, so a part of the file
+ * that is not cached yet comes in huge. */
+static int populate_read(char *slot, uint64_t H)
+{
+	if (madvise(slot, H, MADV_POPULATE_READ) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	/* before Linux 5.14: touch every page */
+	uint64_t pg = getauxval(AT_PAGESZ) ? getauxval(AT_PAGESZ) : 4096;
+	for (uint64_t o = 0; o < H; o += pg)
+		(void)*(volatile const char *)(slot + o);
+	return 0;
+}
+
+static void stage_file(struct et_run *run, struct et_window *w, uint64_t H, struct file_cache *fc)
+{
+	void *slot = (void *)(uintptr_t)w->slot;
+	int fd = window_file(run, w, fc);
+	if (fd < 0)
+		return;
+	/* Mapped read+execute from the start: it is never writable. */
+	void *p = mmap(slot, H, (int)w->prot, MAP_PRIVATE | MAP_FIXED, fd, (off_t)w->file_off);
+	if (p != slot) {
+		w->reason = ET_R_NOMEM;
+		w->err = p == MAP_FAILED ? errno : EEXIST;
+		void *q = mmap(slot, H, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		               MAP_FIXED_NOREPLACE, -1, 0);
+		if (q != slot) {
+			if (q != MAP_FAILED)
+				munmap(q, H);
+			w->slot_lost = true;
+		}
+		return;
+	}
+	if (madvise(slot, H, MADV_HUGEPAGE) != 0) {
+		w->reason = ET_R_FILE_SMALL;
+		w->err = errno;
+		return;
+	}
+	int e = populate_read(slot, H);
+	if (e) {
+		w->reason = ET_R_FILE_SMALL;
+		w->err = -e;
+		return;
+	}
+	/* Kernels with CONFIG_READ_ONLY_THP_FOR_FS can gather small cached
+	 * pages into a huge folio; elsewhere this is EINVAL, and smaps says. */
+	(void)madvise(slot, H, MADV_COLLAPSE);
+	w->staged = true;
+}
+
 /* Steps 1 to 3 for one window.  On failure the slot is left as whatever it
  * became (it is unmapped with the rest of the round) and the reason set. */
-static void stage_one(struct et_window *w, uint64_t H, enum et_backend b, long *pool_left)
+static void stage_one(struct et_run *run, struct et_window *w, uint64_t H, enum et_backend b,
+                      long *pool_left, struct file_cache *fc)
 {
 	void *slot = (void *)(uintptr_t)w->slot;
 	const void *src = (const void *)(uintptr_t)w->addr;
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
 
 	w->staged = false;
+	if (b == ET_BACKEND_FILE) {
+		stage_file(run, w, H, fc);
+		return;
+	}
 	if (b == ET_BACKEND_HUGETLB) {
 		if (*pool_left <= 0) {
 			w->reason = ET_R_NOMEM;
@@ -119,7 +238,11 @@ static void stage_one(struct et_window *w, uint64_t H, enum et_backend b, long *
 		w->err = errno;
 		return;
 	}
-	memcpy(slot, src, H);
+	if (w->pad)     /* only the part mapped now; the rest stays zero */
+		memcpy((char *)slot + (w->copy_lo - w->addr), (const char *)(uintptr_t)w->copy_lo,
+		       w->copy_hi - w->copy_lo);
+	else
+		memcpy(slot, src, H);
 	if (mprotect(slot, H, (int)w->prot) != 0) {
 		w->reason = ET_R_NOMEM;
 		w->err = errno;
@@ -135,14 +258,84 @@ static void stage_one(struct et_window *w, uint64_t H, enum et_backend b, long *
 	w->staged = true;
 }
 
-static void round_fail_all(struct et_run *run, enum et_reason r, int err)
+/* Can backend b make this window huge?  The file backend maps the file
+ * itself, so it needs the whole window to be file text at an offset
+ * congruent to its address; padded windows need a copy. */
+static bool suits(const struct et_window *w, enum et_backend b)
+{
+	if (b != ET_BACKEND_FILE)
+		return true;
+	return !w->pad && w->inode != 0 && w->congruent;
+}
+
+static bool pending(const struct et_window *w, enum et_backend b)
+{
+	return w->candidate && !w->remapped && suits(w, b);
+}
+
+static void round_fail_all(struct et_run *run, enum et_backend b, enum et_reason r, int err)
 {
 	for (size_t i = 0; i < run->nwins; i++) {
 		struct et_window *w = &run->wins[i];
-		if (w->candidate && !w->remapped) {
+		if (pending(w, b)) {
 			w->reason = r;
 			w->err = err;
 		}
+	}
+}
+
+/* Padded windows: take the free parts of the window before the swap, so
+ * that a mapping made there since the check (by another thread) makes the
+ * swap fail instead of being covered. */
+static void release_claims(struct et_window *w)
+{
+	for (int i = 0; i < 2; i++)
+		if (w->claim_hi[i] > w->claim_lo[i])
+			munmap((void *)(uintptr_t)w->claim_lo[i], w->claim_hi[i] - w->claim_lo[i]);
+}
+
+static bool claim_free_parts(struct et_window *w)
+{
+	for (int i = 0; i < 2; i++) {
+		if (w->claim_hi[i] <= w->claim_lo[i])
+			continue;
+		void *want = (void *)(uintptr_t)w->claim_lo[i];
+		size_t len = w->claim_hi[i] - w->claim_lo[i];
+		void *p = mmap(want, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		               MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != want) {
+			int e = p == MAP_FAILED ? errno : EEXIST;
+			if (p != MAP_FAILED)
+				munmap(p, len);     /* an old kernel took the hint elsewhere */
+			for (int k = 0; k < i; k++)
+				if (w->claim_hi[k] > w->claim_lo[k])
+					munmap((void *)(uintptr_t)w->claim_lo[k], w->claim_hi[k] - w->claim_lo[k]);
+			w->reason = ET_R_PAD_NOT_FREE;
+			w->err = e;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* What the padding added outside the object's own span: it outlives the
+ * object's unmapping by the loader, so dlclose must take it away too. */
+static void note_padding(struct et_object *o, const struct et_window *w, uint64_t H)
+{
+	uint64_t lo = w->addr, hi = w->addr + H;
+	if (lo < o->map_lo) {
+		uint64_t e = hi < o->map_lo ? hi : o->map_lo;
+		if (!o->pad_hi[0] || lo < o->pad_lo[0])
+			o->pad_lo[0] = lo;
+		if (e > o->pad_hi[0])
+			o->pad_hi[0] = e;
+	}
+	if (hi > o->map_hi) {
+		uint64_t b = lo > o->map_hi ? lo : o->map_hi;
+		if (!o->pad_hi[1] || b < o->pad_lo[1])
+			o->pad_lo[1] = b;
+		if (hi > o->pad_hi[1])
+			o->pad_hi[1] = hi;
 	}
 }
 
@@ -155,7 +348,7 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 
 	char *r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r == MAP_FAILED) {
-		round_fail_all(run, ET_R_NOMEM, errno);
+		round_fail_all(run, b, ET_R_NOMEM, errno);
 		return;
 	}
 	uintptr_t base = ((uintptr_t)r + H - 1) & ~(uintptr_t)(H - 1);
@@ -166,16 +359,19 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 
 	/* Steps 1-3. */
 	size_t i = 0;
+	struct file_cache fc = { -1, 0, false };
 	for (size_t j = 0; j < run->nwins; j++) {
 		struct et_window *w = &run->wins[j];
-		if (!w->candidate || w->remapped)
+		if (!pending(w, b))
 			continue;
 		uint64_t t = et_now_ns();
 		w->slot = base + 2 * i * H;
 		i++;
-		stage_one(w, H, b, pool_left);
+		stage_one(run, w, H, b, pool_left, &fc);
 		run->objs[w->object].elapsed_ns += et_now_ns() - t;
 	}
+	if (fc.fd >= 0)
+		close(fc.fd);
 
 	/* Step 4: one smaps read speaks for every slot. */
 	struct et_smaps sm;
@@ -185,11 +381,11 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 		if (!w->slot || !w->staged)
 			continue;
 		const struct et_vma *v = err ? NULL : et_smaps_find(&sm, w->slot);
-		bool huge = v && v->start == w->slot && v->end == w->slot + H &&
-		            v->anon_huge + v->hugetlb >= H;
+		uint64_t got = !v ? 0 : b == ET_BACKEND_FILE ? v->file_pmd : v->anon_huge + v->hugetlb;
+		bool huge = v && v->start == w->slot && v->end == w->slot + H && got >= H;
 		if (!huge) {
 			w->staged = false;
-			w->reason = err ? ET_R_UNVERIFIED : ET_R_NOT_HUGE;
+			w->reason = err ? ET_R_UNVERIFIED : b == ET_BACKEND_FILE ? ET_R_FILE_SMALL : ET_R_NOT_HUGE;
 			w->err = err ? -err : 0;
 		}
 	}
@@ -212,6 +408,11 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 		if (!w->slot || !w->staged)
 			continue;
 		uint64_t t = et_now_ns();
+		if (w->pad && !claim_free_parts(w)) {
+			w->staged = false;
+			run->objs[w->object].elapsed_ns += et_now_ns() - t;
+			continue;
+		}
 		void *p = mremap((void *)(uintptr_t)w->slot, H, H, MREMAP_MAYMOVE | MREMAP_FIXED,
 		                 (void *)(uintptr_t)w->addr);
 		if (p == (void *)(uintptr_t)w->addr) {
@@ -219,9 +420,13 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 			w->backend = b;
 			w->reason = ET_R_NONE;
 			w->err = 0;
+			if (w->pad)
+				note_padding(&run->objs[w->object], w, H);
 		} else {
 			w->reason = ET_R_MREMAP;
 			w->err = errno;
+			if (w->pad)
+				release_claims(w);
 		}
 		w->staged = false;
 		run->objs[w->object].elapsed_ns += et_now_ns() - t;
@@ -258,12 +463,21 @@ void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
 {
 	long pool_left = run->si.hugetlb_free;
 	for (int c = 0; c < nchain; c++) {
-		size_t k = 0;
-		for (size_t j = 0; j < run->nwins; j++)
-			if (run->wins[j].candidate && !run->wins[j].remapped)
+		size_t k = 0, left = 0;
+		for (size_t j = 0; j < run->nwins; j++) {
+			struct et_window *w = &run->wins[j];
+			if (!w->candidate || w->remapped)
+				continue;
+			left++;
+			if (suits(w, chain[c]))
 				k++;
-		if (k == 0)
+			else if (chain[c] == ET_BACKEND_FILE && !w->pad)
+				w->reason = w->inode == 0 ? ET_R_MAPPING : ET_R_NOT_CONGRUENT;
+		}
+		if (left == 0)
 			break;
+		if (k == 0)
+			continue;
 		if (chain[c] == ET_BACKEND_HUGETLB && !hugetlb_mremap_safe()) {
 			et_log(3, "round %d: hugetlb skipped: this kernel cannot move hugetlb mappings safely", c + 1);
 			for (size_t j = 0; j < run->nwins; j++)

@@ -36,6 +36,10 @@ static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_SCRATCH] = "could not get working memory",
 	[ET_R_PATCHED] = "the text was changed in memory (breakpoint or uprobe)",
 	[ET_R_LOCKED] = "the text is locked in memory (mlock)",
+	[ET_R_NOT_CONGRUENT] = "address and file offset differ modulo the huge page size",
+	[ET_R_FILE_SMALL] = "the page cache holds this part of the file in small pages",
+	[ET_R_FILE_CHANGED] = "the file at the object's path is not the one mapped",
+	[ET_R_PAD_NOT_FREE] = "the rest of the partial window is not free",
 };
 
 const char *et_reason_text(enum et_reason r)

@@ -89,7 +89,14 @@ static void parse_header(struct et_smaps *sm, const char *p, const char *e)
 	p = skip_sp(p, e);
 	p = hex(p, e, &v->offset);
 	p = skip_sp(p, e);
-	p = skip_word(p, e);          /* dev */
+	uint64_t maj = 0, min = 0;    /* dev: "fd:01", hex major:minor */
+	p = hex(p, e, &maj);
+	if (p < e && *p == ':')
+		p++;
+	p = hex(p, e, &min);
+	v->dev_major = (uint32_t)maj;
+	v->dev_minor = (uint32_t)min;
+	p = skip_word(p, e);
 	p = skip_sp(p, e);
 	uint64_t inode = 0;
 	for (; p < e && *p >= '0' && *p <= '9'; p++)

@@ -191,7 +191,19 @@ int et_backend_chain(const struct et_sysinfo *si, enum et_backend requested,
 		return n;
 	}
 
-	/* auto (and file, until the zero-copy backend exists). */
+	/* The file backend maps a window of the file itself with one PMD entry
+	 * when the page cache can hold it huge; the kernel refuses PMD
+	 * mappings in a process that disabled THP, whatever the policy. */
+	if (requested == ET_BACKEND_FILE) {
+		if (si->thp_disabled_process) {
+			*why = "THP disabled for this process (PR_SET_THP_DISABLE)";
+			return 0;
+		}
+		out[n++] = ET_BACKEND_FILE;
+		return n;
+	}
+
+	/* auto: zero-copy first, then copies. */
 	if (si->thp_disabled_process) {
 		if (pool)
 			out[n++] = ET_BACKEND_HUGETLB;
@@ -199,6 +211,7 @@ int et_backend_chain(const struct et_sysinfo *si, enum et_backend requested,
 			*why = "THP disabled for this process (PR_SET_THP_DISABLE) and no free hugetlb pages";
 		return n;
 	}
+	out[n++] = ET_BACKEND_FILE;
 	switch (si->thp) {
 	case ET_THP_ALWAYS:
 	case ET_THP_MADVISE:

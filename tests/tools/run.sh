@@ -853,12 +853,12 @@ case_check_fuzz() {
 }
 
 # The backends `auto` tries, by the rule in README.md (Backends), from the
-# facts in a sysfs tree: "thp collapse", "collapse hugetlb", ...
+# facts in a sysfs tree: "file thp collapse", "file collapse hugetlb", ...
 expected_chain() {
 	local en=$1 df=$2 free=$3 c
 	case $en in
-	always|madvise) case $df in defer|never) c="collapse thp" ;; *) c="thp collapse" ;; esac ;;
-	*) c="collapse" ;;
+	always|madvise) case $df in defer|never) c="file collapse thp" ;; *) c="file thp collapse" ;; esac ;;
+	*) c="file collapse" ;;
 	esac
 	[ "${free:-0}" -gt 0 ] && c="$c hugetlb"
 	echo "$c"
@@ -998,7 +998,7 @@ case_status_saved() {
 	expect_rc 0
 	expect_out '^  enabled +never$'
 	expect_out '^  2M +10 pages, 5 free, 1 reserved, 0 surplus'
-	expect_out '^backend auto would use: collapse, then hugetlb$'
+	expect_out '^backend auto would use: file, then collapse, then hugetlb$'
 	expect_out 'not probed \(--root\)'
 }
 

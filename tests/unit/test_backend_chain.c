@@ -15,6 +15,7 @@ TestSuite(backend_chain, .timeout = 30, .fini = ut_cleanup);
 #define T ET_BACKEND_THP
 #define C ET_BACKEND_COLLAPSE
 #define HT ET_BACKEND_HUGETLB
+#define F ET_BACKEND_FILE
 
 struct row {
 	enum et_thp_mode thp;
@@ -29,31 +30,31 @@ struct row {
 
 static const struct row rows[] = {
 	/* auto: THP allowed, defrag lets the fault compact → fault first */
-	{ ET_THP_ALWAYS, ET_DEFRAG_MADVISE, false, -1, ET_BACKEND_AUTO, 2, { T, C }, false },
-	{ ET_THP_MADVISE, ET_DEFRAG_MADVISE, false, 0, ET_BACKEND_AUTO, 2, { T, C }, false },
-	{ ET_THP_ALWAYS, ET_DEFRAG_ALWAYS, false, 0, ET_BACKEND_AUTO, 2, { T, C }, false },
-	{ ET_THP_MADVISE, ET_DEFRAG_DEFER_MADVISE, false, 0, ET_BACKEND_AUTO, 2, { T, C }, false },
-	{ ET_THP_MADVISE, ET_DEFRAG_UNKNOWN, false, 0, ET_BACKEND_AUTO, 2, { T, C }, false },
+	{ ET_THP_ALWAYS, ET_DEFRAG_MADVISE, false, -1, ET_BACKEND_AUTO, 3, { F, T, C }, false },
+	{ ET_THP_MADVISE, ET_DEFRAG_MADVISE, false, 0, ET_BACKEND_AUTO, 3, { F, T, C }, false },
+	{ ET_THP_ALWAYS, ET_DEFRAG_ALWAYS, false, 0, ET_BACKEND_AUTO, 3, { F, T, C }, false },
+	{ ET_THP_MADVISE, ET_DEFRAG_DEFER_MADVISE, false, 0, ET_BACKEND_AUTO, 3, { F, T, C }, false },
+	{ ET_THP_MADVISE, ET_DEFRAG_UNKNOWN, false, 0, ET_BACKEND_AUTO, 3, { F, T, C }, false },
 	/* defrag that does not compact at fault → collapse first */
-	{ ET_THP_MADVISE, ET_DEFRAG_DEFER, false, 0, ET_BACKEND_AUTO, 2, { C, T }, false },
-	{ ET_THP_ALWAYS, ET_DEFRAG_NEVER, false, -1, ET_BACKEND_AUTO, 2, { C, T }, false },
+	{ ET_THP_MADVISE, ET_DEFRAG_DEFER, false, 0, ET_BACKEND_AUTO, 3, { F, C, T }, false },
+	{ ET_THP_ALWAYS, ET_DEFRAG_NEVER, false, -1, ET_BACKEND_AUTO, 3, { F, C, T }, false },
 	/* never / no THP sysfs → collapse only */
-	{ ET_THP_NEVER, ET_DEFRAG_MADVISE, false, 0, ET_BACKEND_AUTO, 1, { C }, false },
-	{ ET_THP_NEVER, ET_DEFRAG_NEVER, false, -1, ET_BACKEND_AUTO, 1, { C }, false },
-	{ ET_THP_UNKNOWN, ET_DEFRAG_UNKNOWN, false, -1, ET_BACKEND_AUTO, 1, { C }, false },
+	{ ET_THP_NEVER, ET_DEFRAG_MADVISE, false, 0, ET_BACKEND_AUTO, 2, { F, C }, false },
+	{ ET_THP_NEVER, ET_DEFRAG_NEVER, false, -1, ET_BACKEND_AUTO, 2, { F, C }, false },
+	{ ET_THP_UNKNOWN, ET_DEFRAG_UNKNOWN, false, -1, ET_BACKEND_AUTO, 2, { F, C }, false },
 	/* a pool adds hugetlb last */
-	{ ET_THP_MADVISE, ET_DEFRAG_MADVISE, false, 4, ET_BACKEND_AUTO, 3, { T, C, HT }, false },
-	{ ET_THP_ALWAYS, ET_DEFRAG_DEFER, false, 1, ET_BACKEND_AUTO, 3, { C, T, HT }, false },
-	{ ET_THP_NEVER, ET_DEFRAG_MADVISE, false, 4, ET_BACKEND_AUTO, 2, { C, HT }, false },
-	{ ET_THP_UNKNOWN, ET_DEFRAG_UNKNOWN, false, 1, ET_BACKEND_AUTO, 2, { C, HT }, false },
+	{ ET_THP_MADVISE, ET_DEFRAG_MADVISE, false, 4, ET_BACKEND_AUTO, 4, { F, T, C, HT }, false },
+	{ ET_THP_ALWAYS, ET_DEFRAG_DEFER, false, 1, ET_BACKEND_AUTO, 4, { F, C, T, HT }, false },
+	{ ET_THP_NEVER, ET_DEFRAG_MADVISE, false, 4, ET_BACKEND_AUTO, 3, { F, C, HT }, false },
+	{ ET_THP_UNKNOWN, ET_DEFRAG_UNKNOWN, false, 1, ET_BACKEND_AUTO, 3, { F, C, HT }, false },
 	/* THP disabled for the process: only the pool can work */
 	{ ET_THP_ALWAYS, ET_DEFRAG_ALWAYS, true, 0, ET_BACKEND_AUTO, 0, { 0 }, true },
 	{ ET_THP_MADVISE, ET_DEFRAG_MADVISE, true, -1, ET_BACKEND_AUTO, 0, { 0 }, true },
 	{ ET_THP_NEVER, ET_DEFRAG_NEVER, true, 2, ET_BACKEND_AUTO, 1, { HT }, false },
 	{ ET_THP_MADVISE, ET_DEFRAG_MADVISE, true, 2, ET_BACKEND_AUTO, 1, { HT }, false },
-	/* file is treated as auto until the zero-copy backend exists */
-	{ ET_THP_MADVISE, ET_DEFRAG_DEFER, false, 1, ET_BACKEND_FILE, 3, { C, T, HT }, false },
-	{ ET_THP_MADVISE, ET_DEFRAG_MADVISE, false, 0, ET_BACKEND_FILE, 2, { T, C }, false },
+	/* file: zero-copy only, refused where THP is disabled for the process */
+	{ ET_THP_MADVISE, ET_DEFRAG_DEFER, false, 1, ET_BACKEND_FILE, 1, { F }, false },
+	{ ET_THP_MADVISE, ET_DEFRAG_MADVISE, false, 0, ET_BACKEND_FILE, 1, { F }, false },
 	{ ET_THP_MADVISE, ET_DEFRAG_MADVISE, true, 0, ET_BACKEND_FILE, 0, { 0 }, true },
 	/* thp requested */
 	{ ET_THP_MADVISE, ET_DEFRAG_MADVISE, false, 0, ET_BACKEND_THP, 1, { T }, false },
@@ -169,23 +170,26 @@ Test(backend_chain, invariants_over_all_combinations)
 		}
 		bool seen[ET_BACKEND__COUNT] = { false };
 		for (int i = 0; i < n; i++) {
-			cr_assert(out[i] == T || out[i] == C || out[i] == HT, "chain holds %s",
+			cr_assert(out[i] == F || out[i] == T || out[i] == C || out[i] == HT, "chain holds %s",
 			          et_backend_name(out[i]));
 			cr_expect(!seen[out[i]], "duplicate %s", et_backend_name(out[i]));
 			seen[out[i]] = true;
 			if (out[i] == HT)
 				cr_expect(pools[p] > 0, "hugetlb with an empty pool");
-			if (out[i] == T || out[i] == C)
+			if (out[i] == F || out[i] == T || out[i] == C)
 				cr_expect(!dis, "%s while THP is disabled for the process", et_backend_name(out[i]));
 			if (out[i] == T)
 				cr_expect(thp != ET_THP_NEVER, "thp while THP is never");
-			if (reqs[q] == T || reqs[q] == C || reqs[q] == HT)
+			if (reqs[q] == F || reqs[q] == T || reqs[q] == C || reqs[q] == HT)
 				cr_expect_eq(out[i], reqs[q], "requested %s, chain holds %s",
 				             et_backend_name(reqs[q]), et_backend_name(out[i]));
 		}
-		/* auto always has collapse unless the process flag forbids it */
-		if ((reqs[q] == ET_BACKEND_AUTO || reqs[q] == ET_BACKEND_FILE) && !dis)
+		/* auto always has collapse unless the process flag forbids it,
+		 * and tries the zero-copy file backend first */
+		if (reqs[q] == ET_BACKEND_AUTO && !dis) {
 			cr_expect(seen[C], "auto without collapse");
+			cr_expect_eq(out[0], F, "auto does not start with file");
+		}
 		/* hugetlb, when present in auto, is last */
 		if (reqs[q] == ET_BACKEND_AUTO && n > 0 && seen[HT])
 			cr_expect_eq(out[n - 1], HT);
