@@ -35,9 +35,9 @@ extern "C" {
 #endif
 
 #define ENORMOUSTEXT_VERSION_MAJOR 0
-#define ENORMOUSTEXT_VERSION_MINOR 1
+#define ENORMOUSTEXT_VERSION_MINOR 2
 #define ENORMOUSTEXT_VERSION_PATCH 0
-#define ENORMOUSTEXT_VERSION_STRING "0.1.0"
+#define ENORMOUSTEXT_VERSION_STRING "0.2.0"
 
 /* Process-wide figures of the last run (start-up). */
 struct enormoustext_stats {
@@ -53,6 +53,9 @@ struct enormoustext_stats {
 	uint64_t elapsed_ns;      /* time spent at start-up */
 	char backend[16];         /* backend that did most of the work, or "none" */
 	char reason[160];         /* why nothing/less was done, "" when all went huge */
+	/* since 0.2 (check out->size): */
+	uint64_t zero_copy_bytes; /* huge straight from the file's page cache, nothing copied */
+	uint64_t padded_bytes;    /* zero fill added beyond text in padded partial windows */
 };
 
 /* One loaded object, as the library saw and handled it. */
@@ -73,6 +76,9 @@ struct enormoustext_object {
 	uint64_t remapped_bytes;
 	uint64_t huge_bytes;
 	uint64_t elapsed_ns;
+	/* since 0.2 (check out->size): */
+	uint64_t zero_copy_bytes;
+	uint64_t padded_bytes;
 };
 
 /* Copy the process-wide figures into *out.  -EINVAL when out is NULL or

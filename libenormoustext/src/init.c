@@ -982,6 +982,8 @@ static void stats_locked(void *arg)
 		st.eligible_bytes += o->skip == ET_R_NONE ? o->eligible_bytes : 0;
 		st.remapped_bytes += o->remapped_bytes;
 		st.huge_bytes += o->huge_bytes;
+		st.zero_copy_bytes += o->zero_copy_bytes;
+		st.padded_bytes += o->padded_bytes;
 		if (o->huge_bytes)
 			st.objects_huge++;
 		used[o->backend] += o->windows_huge;
@@ -1047,6 +1049,8 @@ static void object_to_public(const struct et_object *o, struct enormoustext_obje
 	x->remapped_bytes = o->remapped_bytes;
 	x->huge_bytes = o->huge_bytes;
 	x->elapsed_ns = o->elapsed_ns;
+	x->zero_copy_bytes = o->zero_copy_bytes;
+	x->padded_bytes = o->padded_bytes;
 }
 
 struct object_ctx {

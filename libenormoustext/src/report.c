@@ -87,9 +87,12 @@ void et_report_objects(const struct et_run *run, size_t first, size_t n)
 			et_log(2, "%s: left small: no whole %s window in %s MiB of text", name,
 			       page_label(pg, sizeof pg, run->si.pmd_size), mib(a, sizeof a, o->text_bytes));
 		} else if (o->windows_huge == o->nwindows) {
-			et_log(2, "%s: %s of %s MiB text huge (%s), %u window(s), %.1f ms", name,
+			char z[32], pd[32];
+			et_log(2, "%s: %s of %s MiB text huge (%s), %u window(s), %s MiB zero-copy, "
+			       "%s MiB padding, %.1f ms", name,
 			       mib(a, sizeof a, o->huge_bytes), mib(b, sizeof b, o->text_bytes),
-			       et_backend_name(o->backend), o->nwindows, (double)o->elapsed_ns / 1e6);
+			       et_backend_name(o->backend), o->nwindows, mib(z, sizeof z, o->zero_copy_bytes),
+			       mib(pd, sizeof pd, o->padded_bytes), (double)o->elapsed_ns / 1e6);
 		} else {
 			/* Something stayed small: say why, with errno where there is one. */
 			et_log(2, "%s: %s of %s MiB text huge (%s), %u of %u window(s) left small: %s%s%s%s%s",
@@ -113,10 +116,14 @@ void et_report_log(const struct et_run *run)
 	struct enormoustext_stats st = { .size = sizeof st };
 	enormoustext_get_stats(&st);
 	et_report_objects(run, 0, run->nobjs);
-	et_log(1, "%u object%s, %s MiB of %s MiB text on %s pages (%s), %llu ms%s%s",
+	char extra[96] = "", z[32], pd[32];
+	if (st.zero_copy_bytes || st.padded_bytes)
+		snprintf(extra, sizeof extra, " [%s MiB zero-copy, %s MiB padding]",
+		         mib(z, sizeof z, st.zero_copy_bytes), mib(pd, sizeof pd, st.padded_bytes));
+	et_log(1, "%u object%s, %s MiB of %s MiB text on %s pages (%s)%s, %llu ms%s%s",
 	       st.objects_huge, st.objects_huge == 1 ? "" : "s", mib(a, sizeof a, st.huge_bytes),
 	       mib(b, sizeof b, st.text_bytes), page_label(pg, sizeof pg, run->si.pmd_size),
-	       st.backend, (unsigned long long)(st.elapsed_ns / 1000000),
+	       st.backend, extra, (unsigned long long)(st.elapsed_ns / 1000000),
 	       st.reason[0] ? "; " : "", st.reason);
 }
 
@@ -241,10 +248,11 @@ int et_report_json(const struct et_run *run, const char *path_in)
 	       et_defrag_mode_name(run->si.defrag), run->si.thp_disabled_process ? "true" : "false",
 	       run->si.hugetlb_free, et_backend_name(run->opt.backend), st.backend);
 	jw_fmt(&j, "  \"objects_huge\": %u,\n  \"text_bytes\": %llu,\n  \"eligible_bytes\": %llu,\n"
-	           "  \"remapped_bytes\": %llu,\n  \"huge_bytes\": %llu,\n  \"elapsed_ns\": %llu,\n"
-	           "  \"objects\": [",
+	           "  \"remapped_bytes\": %llu,\n  \"huge_bytes\": %llu,\n  \"zero_copy_bytes\": %llu,\n"
+	           "  \"padded_bytes\": %llu,\n  \"elapsed_ns\": %llu,\n  \"objects\": [",
 	       st.objects_huge, (unsigned long long)st.text_bytes, (unsigned long long)st.eligible_bytes,
 	       (unsigned long long)st.remapped_bytes, (unsigned long long)st.huge_bytes,
+	       (unsigned long long)st.zero_copy_bytes, (unsigned long long)st.padded_bytes,
 	       (unsigned long long)st.elapsed_ns);
 	for (size_t i = 0; i < run->nobjs; i++) {
 		const struct et_object *o = &run->objs[i];
@@ -261,11 +269,12 @@ int et_report_json(const struct et_run *run, const char *path_in)
 		}
 		jw_fmt(&j, ", \"text_start\": \"0x%llx\", \"text_end\": \"0x%llx\", \"text_bytes\": %llu,"
 		           " \"windows\": %u, \"windows_huge\": %u, \"eligible_bytes\": %llu,"
-		           " \"remapped_bytes\": %llu, \"huge_bytes\": %llu, \"backend\": \"%s\","
-		           " \"time_ns\": %llu, \"reasons\": [",
+		           " \"remapped_bytes\": %llu, \"huge_bytes\": %llu, \"zero_copy_bytes\": %llu,"
+		           " \"padded_bytes\": %llu, \"backend\": \"%s\", \"time_ns\": %llu, \"reasons\": [",
 		       (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)o->text_bytes,
 		       o->nwindows, o->windows_huge, (unsigned long long)o->eligible_bytes,
 		       (unsigned long long)o->remapped_bytes, (unsigned long long)o->huge_bytes,
+		       (unsigned long long)o->zero_copy_bytes, (unsigned long long)o->padded_bytes,
 		       et_backend_name(o->backend), (unsigned long long)o->elapsed_ns);
 		/* Every distinct reason: the object's own, then its windows'. */
 		uint32_t mask = o->reason_mask;
