@@ -77,6 +77,9 @@ struct obj {
 	uint64_t anon, file, tlb, any;
 	/* all huge bytes of the VMAs that overlap the executable segments */
 	uint64_t touching;
+	/* the whole executable segments [start, end): bytes, and bytes on huge
+	 * pages (a VMA's huge bytes counted up to its overlap with them) */
+	uint64_t seg_bytes, seg_huge;
 };
 
 static struct obj objs[2];
@@ -436,6 +439,10 @@ static void account_vma(const struct vma *v)
 		}
 		if (touch)
 			o->touching += v->anon + v->file + v->tlb;
+		for (i = 0; i < o->nseg; i++) {
+			uint64_t in_seg = overlap(v->lo, v->hi, o->seg[i].start, o->seg[i].end);
+			o->seg_huge += min_u64(in_seg, v->anon + v->file + v->tlb);
+		}
 		if (!ov)
 			continue;
 		o->anon += min_u64(ov, v->anon);
@@ -692,6 +699,7 @@ static double parse_pct(const char *opt, const char *s)
 static void usage(void)
 {
 	puts("usage: bigtext [--expect-huge P | --expect-huge-exe P | --expect-huge-lib P]\n"
+	     "               [--expect-seg-huge-exe P] [--expect-seg-huge-lib P]\n"
 	     "               [--expect-none | --expect-none-exe | --expect-none-lib]\n"
 	     "               [--kind anon|file|hugetlb|any] [--expect-loaded | --expect-not-loaded]\n"
 	     "               [--check-api]");
@@ -699,7 +707,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	double want_huge[2] = { -1, -1 };
+	double want_huge[2] = { -1, -1 }, want_seg[2] = { -1, -1 };
 	int want_none[2] = { 0, 0 }, want_loaded = -1, api = 0, i, k;
 	const char *kind = "any";
 	uint64_t H;
@@ -716,6 +724,12 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--expect-huge-lib")) {
 			want_huge[1] = parse_pct(a, v);
+			i++;
+		} else if (!strcmp(a, "--expect-seg-huge-exe")) {
+			want_seg[0] = parse_pct(a, v);
+			i++;
+		} else if (!strcmp(a, "--expect-seg-huge-lib")) {
+			want_seg[1] = parse_pct(a, v);
 			i++;
 		} else if (!strcmp(a, "--expect-none")) {
 			want_none[0] = want_none[1] = 1;
@@ -785,6 +799,14 @@ int main(int argc, char **argv)
 		if (want_huge[k] >= 0 && pct < want_huge[k])
 			fail("%s: %.1f%% of its eligible windows are huge (kind %s), expected >= %g%%", o->role, pct,
 			     kind, want_huge[k]);
+		for (i = 0; i < o->nseg; i++)
+			o->seg_bytes += o->seg[i].end - o->seg[i].start;
+		double seg_pct = 100.0 * (double)o->seg_huge / (double)o->seg_bytes;
+		printf("bigtext: %s: whole executable segment%s: %.2f of %.2f MiB on huge pages = %.2f%%\n",
+		       o->role, o->nseg == 1 ? "" : "s", o->seg_huge / MIB, o->seg_bytes / MIB, seg_pct);
+		if (want_seg[k] >= 0 && seg_pct < want_seg[k])
+			fail("%s: %.2f%% of its whole executable segment is huge, expected >= %g%%", o->role,
+			     seg_pct, want_seg[k]);
 		if (want_none[k] && o->touching)
 			fail("%s: %.0f MiB of its text is on huge pages (anon %.0f, file %.0f, hugetlb %.0f MiB "
 			     "in its eligible windows), expected none",

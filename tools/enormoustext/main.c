@@ -30,6 +30,7 @@ static const struct {
 	{ "status", et_cmd_status, "THP and hugetlb settings, probes, and the backend `auto` picks" },
 	{ "setup", et_cmd_setup, "change the THP policy or the hugetlb pool (root)" },
 	{ "perfmap", et_cmd_perfmap, "write /tmp/perf-PID.map naming the functions in moved text" },
+	{ "prime", et_cmd_prime, "bring text into the page cache as huge folios (zero-copy huge text)" },
 };
 
 static void vmsg(const char *fmt, va_list ap)
