@@ -75,6 +75,8 @@ struct obj {
 	uint64_t eligible;      /* bytes in eligible windows */
 	/* huge bytes attributed to eligible windows, per kind */
 	uint64_t anon, file, tlb, any;
+	/* of the eligible windows: bytes shared with other processes, and Pss */
+	uint64_t shared, pss;
 	/* all huge bytes of the VMAs that overlap the executable segments */
 	uint64_t touching;
 	/* the whole executable segments [start, end): bytes, and bytes on huge
@@ -407,6 +409,7 @@ static void compare_with_file(struct obj *o)
 struct vma {
 	uintptr_t lo, hi;
 	uint64_t anon, file, tlb; /* bytes */
+	uint64_t shared, pss;     /* Shared_Clean + Shared_Dirty, Pss */
 };
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -449,6 +452,8 @@ static void account_vma(const struct vma *v)
 		o->file += min_u64(ov, v->file);
 		o->tlb += min_u64(ov, v->tlb);
 		o->any += min_u64(ov, v->anon + v->file + v->tlb);
+		o->shared += min_u64(ov, v->shared);
+		o->pss += min_u64(ov, v->pss);
 	}
 }
 
@@ -456,7 +461,7 @@ static void read_smaps(void)
 {
 	char *smaps = slurp("/proc/self/smaps");
 	char *line, *save = NULL;
-	struct vma v = { 0, 0, 0, 0, 0 };
+	struct vma v = { 0, 0, 0, 0, 0, 0, 0 };
 
 	if (!smaps)
 		die("cannot read /proc/self/smaps: %s", strerror(errno));
@@ -474,6 +479,11 @@ static void read_smaps(void)
 			v.anon += kb * 1024;
 		} else if (sscanf(line, "FilePmdMapped: %llu kB", &kb) == 1) {
 			v.file += kb * 1024;
+		} else if (sscanf(line, "Shared_Clean: %llu kB", &kb) == 1 ||
+			   sscanf(line, "Shared_Dirty: %llu kB", &kb) == 1) {
+			v.shared += kb * 1024;
+		} else if (sscanf(line, "Pss: %llu kB", &kb) == 1) {
+			v.pss += kb * 1024;
 		} else if (sscanf(line, "Private_Hugetlb: %llu kB", &kb) == 1 ||
 			   sscanf(line, "Shared_Hugetlb: %llu kB", &kb) == 1) {
 			v.tlb += kb * 1024;
@@ -700,6 +710,7 @@ static void usage(void)
 {
 	puts("usage: bigtext [--expect-huge P | --expect-huge-exe P | --expect-huge-lib P]\n"
 	     "               [--expect-seg-huge-exe P] [--expect-seg-huge-lib P]\n"
+	     "               [--expect-shared-lib P] [--expect-private-lib P] [--hold SECONDS]\n"
 	     "               [--expect-none | --expect-none-exe | --expect-none-lib]\n"
 	     "               [--kind anon|file|hugetlb|any] [--expect-loaded | --expect-not-loaded]\n"
 	     "               [--check-api]");
@@ -707,7 +718,9 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	double want_huge[2] = { -1, -1 }, want_seg[2] = { -1, -1 };
+	double want_huge[2] = { -1, -1 }, want_seg[2] = { -1, -1 }, want_shared[2] = { -1, -1 };
+	double want_private[2] = { -1, -1 };
+	int hold = 0;
 	int want_none[2] = { 0, 0 }, want_loaded = -1, api = 0, i, k;
 	const char *kind = "any";
 	uint64_t H;
@@ -730,6 +743,15 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--expect-seg-huge-lib")) {
 			want_seg[1] = parse_pct(a, v);
+			i++;
+		} else if (!strcmp(a, "--expect-shared-lib")) {
+			want_shared[1] = parse_pct(a, v);
+			i++;
+		} else if (!strcmp(a, "--expect-private-lib")) {
+			want_private[1] = parse_pct(a, v);
+			i++;
+		} else if (!strcmp(a, "--hold")) {
+			hold = (int)parse_pct(a, v);
 			i++;
 		} else if (!strcmp(a, "--expect-none")) {
 			want_none[0] = want_none[1] = 1;
@@ -804,6 +826,15 @@ int main(int argc, char **argv)
 		double seg_pct = 100.0 * (double)o->seg_huge / (double)o->seg_bytes;
 		printf("bigtext: %s: whole executable segment%s: %.2f of %.2f MiB on huge pages = %.2f%%\n",
 		       o->role, o->nseg == 1 ? "" : "s", o->seg_huge / MIB, o->seg_bytes / MIB, seg_pct);
+		double sh_pct = 100.0 * (double)o->shared / (double)o->eligible;
+		printf("bigtext: %s: eligible windows shared with other processes: %.1f of %.1f MiB = %.1f%%, "
+		       "Pss %.2f MiB\n", o->role, o->shared / MIB, o->eligible / MIB, sh_pct, o->pss / MIB);
+		if (want_shared[k] >= 0 && sh_pct < want_shared[k])
+			fail("%s: %.1f%% of its eligible windows are shared with another process, expected >= %g%%",
+			     o->role, sh_pct, want_shared[k]);
+		if (want_private[k] >= 0 && 100.0 - sh_pct < want_private[k])
+			fail("%s: %.1f%% of its eligible windows are shared with another process, expected <= %g%%",
+			     o->role, sh_pct, 100.0 - want_private[k]);
 		if (want_seg[k] >= 0 && seg_pct < want_seg[k])
 			fail("%s: %.2f%% of its whole executable segment is huge, expected >= %g%%", o->role,
 			     seg_pct, want_seg[k]);
@@ -826,5 +857,11 @@ int main(int argc, char **argv)
 		printf("bigtext: %d check%s FAILED\n", n_failed, n_failed == 1 ? "" : "s");
 	else
 		printf("bigtext: PASS\n");
+	if (hold > 0) {
+		/* keep the text mapped while another process looks at it */
+		printf("bigtext: holding for %d s\n", hold);
+		fflush(stdout);
+		sleep((unsigned)hold);
+	}
 	return n_failed ? 1 : 0;
 }

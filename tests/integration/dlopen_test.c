@@ -7,6 +7,8 @@
  *   dlopen_test --dlmopen LIB                the same through dlmopen(LM_ID_NEWLM)
  *   dlopen_test --ctor CTORLIB BIGLIB        CTORLIB's constructor dlopens BIGLIB
  *                                            (path in IT_CTOR_DLOPEN); BIGLIB huge
+ *   dlopen_test --expect-padded LIB          as the first form, and LIB's partial
+ *                                            last window must be huge too (padded)
  *
  * LIB is a copy of libbigtext.so (bt_lib_table).  Exit 0 pass, 1 fail.
  */
@@ -20,6 +22,7 @@
 #include "it_text.h"
 
 static int failures;
+static int expect_padded;
 
 #define FAIL(...) do { printf("dlopen_test: FAIL: " __VA_ARGS__); printf("\n"); failures++; } while (0)
 
@@ -109,6 +112,27 @@ static void check_gone(uintptr_t lo, uintptr_t hi, const char *what)
 		     (unsigned long long)r.anon_rx);
 }
 
+/* The partial last window of [lo, hi): padded by the library, so huge. */
+static void check_padded(uintptr_t lo, uintptr_t hi, const char *what)
+{
+	uint64_t H = it_pmd_size();
+	if (!(hi & (H - 1))) {
+		FAIL("%s: the text ends on a window boundary: nothing to pad", what);
+		return;
+	}
+	uintptr_t w = hi & ~(uintptr_t)(H - 1);
+	struct it_huge r;
+	if (w < lo || it_huge_of(w, w + H, H, &r) != 0) {
+		FAIL("%s: cannot look at the last window", what);
+		return;
+	}
+	printf("dlopen_test: %s: last window [%#lx, %#lx) holds %#lx bytes of text; huge: anon %llu, file %llu\n",
+	       what, (unsigned long)w, (unsigned long)(w + H), (unsigned long)(hi - w),
+	       (unsigned long long)r.anon, (unsigned long long)r.file);
+	if (r.anon + r.file + r.hugetlb < H)
+		FAIL("%s: the partial last window is not huge (not padded)", what);
+}
+
 static int round_trip(const char *lib, int expect_huge, int use_dlmopen)
 {
 	const char *needle = base(lib);
@@ -132,6 +156,13 @@ static int round_trip(const char *lib, int expect_huge, int use_dlmopen)
 		check_windows(h, needle, expect_huge, what);
 		if (!find_seg(h, needle, &lo, &hi))
 			FAIL("%s: %s not found", what, needle);
+		if (expect_padded)
+			check_padded(lo, hi, what);
+		/* After dlclose, nothing of ours in any window the text touched
+		 * (padding included). */
+		uint64_t H = it_pmd_size();
+		lo &= ~(uintptr_t)(H - 1);
+		hi = (hi + H - 1) & ~(uintptr_t)(H - 1);
 		if (dlclose(h) != 0)
 			FAIL("%s: dlclose: %s", what, dlerror());
 		uintptr_t lo2, hi2;
@@ -158,6 +189,10 @@ int main(int argc, char **argv)
 		expect_huge = 0;
 		argv++;
 		argc--;
+	} else if (argc >= 3 && !strcmp(argv[1], "--expect-padded")) {
+		expect_padded = 1;
+		argv++;
+		argc--;
 	}
 	if (argc == 2) {
 		round_trip(argv[1], expect_huge, 0);
@@ -177,7 +212,8 @@ int main(int argc, char **argv)
 			check_windows(inner, base(argv[3]), expect_huge, "loaded by a constructor");
 		}
 	} else {
-		fprintf(stderr, "usage: dlopen_test [--expect-none] LIB | --dlmopen LIB | --ctor CTORLIB BIGLIB\n");
+		fprintf(stderr, "usage: dlopen_test [--expect-none | --expect-padded] LIB | --dlmopen LIB | "
+		        "--ctor CTORLIB BIGLIB\n");
 		return 2;
 	}
 	printf("dlopen_test: %s\n", failures ? "FAIL" : "PASS");

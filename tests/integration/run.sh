@@ -144,6 +144,35 @@ badenv() {
 		"with $var='$val' the library must warn once, naming $var"
 }
 
+# layout_fresh DIR EXE — fresh copies of a link-layout variant ($IT_BIN/DIR:
+# EXE, libbigtext.so) with libenormoustext.so.0 beside them (they are linked
+# with -lenormoustext and find it through RUNPATH $ORIGIN).
+layout_fresh() {
+	[ -d "$IT_BIN/$1" ] || fail "$IT_BIN/$1 is missing: build the tests first"
+	fresh "$IT_BIN/$1" "$2"
+	cp "$PRE" "$D/libenormoustext.so.0" || fail "cannot copy $PRE"
+}
+
+# obj_num REPORT exe|lib KEY — a number of the object (this run's copy of
+# bigtext or libbigtext.so) in a JSON report.
+obj_num() {
+	local rep=$1 role=$2 key=$3 f obj v
+	[ -s "$rep" ] || fail "no report $rep"
+	"$JSON_FLAT" "$rep" >"$rep.flat" || fail "$rep is not valid JSON"
+	f=$D/bigtext
+	[ "$role" = lib ] && f=$D/libbigtext.so
+	f=$(realpath "$f")
+	obj=$(awk -F '\t' -v p="$f" '$2 == "string" && $3 == p { sub(/\.[^.\[]*$/, "", $1); print $1; exit }' "$rep.flat")
+	[ -n "$obj" ] || fail "the report $rep does not name $f"
+	v=$(awk -F '\t' -v k="$obj.$key" '$1 == k && $2 == "number" { print $3 }' "$rep.flat")
+	[ -n "$v" ] || fail "the report's entry for $f has no numeric $key"
+	echo "$v"
+}
+
+need_tool() {
+	[ -x "${IT_TOOL:-}" ] || skip "the enormoustext command (${IT_TOOL:-unset}) was not built (libelf missing?)"
+}
+
 case $T in
 baseline)
 	# The copies come up small without the library; the freshly linked
@@ -619,6 +648,171 @@ musl)
 	[ "$RC" -eq 0 ] || fail "musl dlopen baseline: $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
 	run dlopen LD_PRELOAD="$mlib" -- ./dlopen_test ./libbigtext.so
 	[ "$RC" -eq 0 ] || fail "musl dlopen: $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
+	;;
+
+script.bfd | script.lld)
+	# Linked with -T enormous.ld (and -lenormoustext): the whole executable
+	# segment, head and tail, on huge pages — in the executable (PIE and
+	# not) and in the shared library, also linked with the script.
+	L=${T#script.}
+	[ -d "$IT_BIN/script-$L" ] || skip "the $L linker was not found when the build was configured (Debian: apt-get install lld)"
+	for exe in bigtext bigtext-nopie; do
+		layout_fresh "script-$L" "$exe"
+		baseline ENORMOUSTEXT=0 -- "./$exe" --expect-none --expect-loaded
+		run lib -- "./$exe" --expect-loaded --expect-seg-huge-exe 99 --expect-seg-huge-lib 99
+		expect_pass "linked with enormous.ld ($L, $exe): >= 99% of each whole executable segment huge"
+		stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	done
+	;;
+
+pad.flags)
+	# Linked with only -z max-page-size=0x200000 -z separate-code (no
+	# script): the text's last window is partial and the rest of it is free
+	# address space, so the library pads it (ENORMOUSTEXT_PAD_THRESHOLD,
+	# default 4096) and the whole segment goes huge; with 0, it does not.
+	layout_fresh flags-bfd bigtext
+	baseline ENORMOUSTEXT=0 -- ./bigtext --expect-none --expect-loaded
+	run pad ENORMOUSTEXT_REPORT="$D/pad.json" -- ./bigtext --expect-seg-huge-exe 99 --expect-seg-huge-lib 99
+	expect_pass "padded: >= 99% of each whole executable segment huge"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	for role in exe lib; do
+		p=$(obj_num "$D/pad.json" "$role" padded_bytes)
+		[ "$p" -gt 0 ] || fail "$role: padded_bytes = $p in the report, expected > 0"
+		echo "-- $role: padded_bytes $p"
+	done
+	run nopad ENORMOUSTEXT_PAD_THRESHOLD=0 ENORMOUSTEXT_REPORT="$D/nopad.json" -- ./bigtext --expect-huge 95
+	expect_pass "ENORMOUSTEXT_PAD_THRESHOLD=0"
+	for role in exe lib; do
+		p=$(obj_num "$D/nopad.json" "$role" padded_bytes)
+		[ "$p" = 0 ] || fail "$role: padded_bytes = $p with ENORMOUSTEXT_PAD_THRESHOLD=0"
+		pct=$(sed -n "s/^bigtext: $role: whole executable segment: .* = \([0-9.]*\)%/\1/p" "$OUT")
+		awk -v p="$pct" 'BEGIN { exit !(p < 99) }' ||
+			fail "$role: $pct% of the segment huge without padding: the tail was not partial, the test proves nothing"
+	done
+	;;
+
+pad.threshold)
+	# The rule on the bytes of text in the partial window: padded when more
+	# than the threshold, not when equal; never when the rest of the window
+	# is not free (the default layout, where the next segment shares it).
+	layout_fresh flags-bfd bigtext
+	read -r va msz < <(readelf -lW "$D/bigtext" | awk '$1 == "LOAD" && / R E / { print $3, $6; exit }')
+	tail=$(( (va + msz) % (H_MIB * 1048576) ))
+	[ -n "$tail" ] && [ "$tail" -gt 1 ] || fail "cannot read the text's tail from readelf ('$tail')"
+	echo "-- the executable's text has $tail bytes in its last window"
+	run over ENORMOUSTEXT_PAD_THRESHOLD=$((tail - 1)) ENORMOUSTEXT_REPORT="$D/over.json" -- ./bigtext
+	[ "$RC" -eq 0 ] || fail "threshold $((tail - 1)): bigtext exited $RC"
+	p=$(obj_num "$D/over.json" exe padded_bytes)
+	[ "$p" -gt 0 ] || fail "threshold $((tail - 1)) < $tail bytes of tail: not padded (padded_bytes $p)"
+	run equal ENORMOUSTEXT_PAD_THRESHOLD=$tail ENORMOUSTEXT_REPORT="$D/equal.json" -- ./bigtext
+	[ "$RC" -eq 0 ] || fail "threshold $tail: bigtext exited $RC"
+	p=$(obj_num "$D/equal.json" exe padded_bytes)
+	[ "$p" = 0 ] || fail "threshold $tail = the tail: padded anyway (padded_bytes $p)"
+	# not free: the default layout (4 KiB max-page-size) puts the next
+	# segment in the text's last window
+	fresh "$IT_BIN" bigtext
+	run notfree ENORMOUSTEXT_PAD_THRESHOLD=1 ENORMOUSTEXT_REPORT="$D/notfree.json" LD_PRELOAD="$PRE" -- ./bigtext --expect-huge 95
+	[ "$RC" -eq 0 ] || fail "default layout: bigtext exited $RC: $(bigtext_says)"
+	for role in exe lib; do
+		p=$(obj_num "$D/notfree.json" "$role" padded_bytes)
+		[ "$p" = 0 ] || fail "$role: padded over another mapping (padded_bytes $p)"
+	done
+	grep -q '"reasons": \[\]' "$D/notfree.json" ||
+		fail "a window that cannot be padded must not count as a window left small: $(grep -o '"reasons": \[[^]]*\]' "$D/notfree.json" | head -2)"
+	;;
+
+pad.dlclose)
+	# A library padded at run time, then dlclosed: no mapping of ours left
+	# (the padding lies beyond the loader's own span), and loading it again
+	# works.
+	layout_fresh flags-bfd bigtext
+	cp "$IT_BIN/dlopen_test" "$D/" || fail "cannot copy dlopen_test"
+	run baseline ENORMOUSTEXT=0 LD_PRELOAD="$PRE" -- ./dlopen_test --expect-none ./libbigtext.so
+	[ "$RC" -eq 0 ] || fail "baseline: $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
+	run lib LD_PRELOAD="$PRE" -- ./dlopen_test --expect-padded ./libbigtext.so
+	[ "$RC" -eq 0 ] || fail "$(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
+	stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	;;
+
+file.primed)
+	# The zero-copy file backend: once the page cache holds the text as huge
+	# folios (enormoustext prime), windows are huge straight from the file —
+	# FilePmdMapped, nothing copied, reported as zero-copy.
+	need_tool
+	layout_fresh script-bfd bigtext
+	baseline ENORMOUSTEXT=0 -- ./bigtext --expect-none --expect-loaded
+	run prime -- "$IT_TOOL" prime ./bigtext ./libbigtext.so
+	[ "$RC" -eq 0 ] || fail "enormoustext prime exited $RC"
+	grep -q '^./libbigtext.so: 5 of 5 window' "$OUT" || fail "prime did not make all 5 windows of libbigtext.so huge"
+	run lib ENORMOUSTEXT_BACKEND=file ENORMOUSTEXT_VERBOSE=2 ENORMOUSTEXT_REPORT="$D/r.json" -- ./bigtext \
+		--kind file --expect-huge 100 --expect-seg-huge-exe 99 --expect-seg-huge-lib 99
+	[ "$RC" -eq 0 ] || fail "ENORMOUSTEXT_BACKEND=file after prime: $(bigtext_says)"
+	for role in exe lib; do
+		z=$(obj_num "$D/r.json" "$role" zero_copy_bytes)
+		h=$(obj_num "$D/r.json" "$role" huge_bytes)
+		[ "$z" -ge "$h" ] && [ "$h" -gt 0 ] || fail "$role: zero_copy_bytes $z, huge_bytes $h: expected all of it zero-copy"
+		echo "-- $role: $z bytes zero-copy"
+	done
+	grep -q 'libbigtext.so: .* MiB zero-copy' "$ERR" || fail "no per-object zero-copy figure at ENORMOUSTEXT_VERBOSE=2"
+	;;
+
+file.fallback)
+	# Where the page cache holds the text in small pages (fresh copies),
+	# `file` cannot help: alone it leaves the text small and says why;
+	# `auto` falls back to anonymous copies, window by window.
+	layout_fresh script-bfd bigtext
+	baseline ENORMOUSTEXT=0 -- ./bigtext --expect-none --expect-loaded
+	run fileonly ENORMOUSTEXT_BACKEND=file ENORMOUSTEXT_VERBOSE=2 -- ./bigtext --expect-none
+	[ "$RC" -eq 0 ] || fail "ENORMOUSTEXT_BACKEND=file with a small page cache: something went huge: $(bigtext_says)"
+	grep -q 'libbigtext.so: .*page cache holds this part of the file in small pages' "$ERR" ||
+		fail "no reason 'page cache holds ... small pages' for libbigtext.so at ENORMOUSTEXT_VERBOSE=2"
+	run auto ENORMOUSTEXT_REPORT="$D/r.json" -- ./bigtext --kind anon --expect-huge 100 --expect-seg-huge-exe 99 --expect-seg-huge-lib 99
+	[ "$RC" -eq 0 ] || fail "auto after the file backend failed: $(bigtext_says)"
+	for role in exe lib; do
+		z=$(obj_num "$D/r.json" "$role" zero_copy_bytes)
+		[ "$z" = 0 ] || fail "$role: zero_copy_bytes $z although the cache was small"
+	done
+	;;
+
+file.not_congruent)
+	# lld's default layout puts the text at an address that differs from
+	# its file offset modulo 2 MiB: the kernel can never map it from the
+	# file with PMD entries, and the file backend says so.
+	[ -d "$IT_BIN/plain-lld" ] || skip "the lld linker was not found when the build was configured (Debian: apt-get install lld)"
+	layout_fresh plain-lld bigtext
+	run fileonly ENORMOUSTEXT_BACKEND=file ENORMOUSTEXT_VERBOSE=2 -- ./bigtext --expect-none-lib
+	[ "$RC" -eq 0 ] || fail "ENORMOUSTEXT_BACKEND=file on non-congruent text: $(bigtext_says)"
+	grep -q 'libbigtext.so: .*address and file offset differ modulo the huge page size' "$ERR" ||
+		fail "no 'differ modulo' reason for libbigtext.so at ENORMOUSTEXT_VERBOSE=2"
+	run auto -- ./bigtext --expect-huge-lib 100 --kind anon
+	[ "$RC" -eq 0 ] || fail "auto on non-congruent text: $(bigtext_says)"
+	;;
+
+file.shared)
+	# Zero-copy text is the page cache's: a second process maps the very
+	# same huge pages (smaps Shared_*, Pss halved); anonymous copies are
+	# each process's own.
+	need_tool
+	layout_fresh script-bfd bigtext
+	run prime -- "$IT_TOOL" prime ./bigtext ./libbigtext.so
+	[ "$RC" -eq 0 ] || fail "enormoustext prime exited $RC"
+	for backend in file thp; do
+		(cd "$D" && exec env ENORMOUSTEXT_BACKEND=$backend ./bigtext --hold 20 >"$D/holder.$backend.out" 2>&1) &
+		holder=$!
+		EXIT_HOOKS+=("kill $holder 2>/dev/null")
+		for _ in $(seq 100); do grep -q holding "$D/holder.$backend.out" 2>/dev/null && break; sleep 0.1; done
+		grep -q holding "$D/holder.$backend.out" || fail "the first process ($backend) did not start: $(cat "$D/holder.$backend.out")"
+		sed 's/^/   first| /' "$D/holder.$backend.out"
+		if [ $backend = file ]; then
+			run second ENORMOUSTEXT_BACKEND=file -- ./bigtext --kind file --expect-huge 100 --expect-shared-lib 95
+			[ "$RC" -eq 0 ] || fail "zero-copy: the second process does not share the first one's huge text: $(bigtext_says)"
+		else
+			run second ENORMOUSTEXT_BACKEND=thp -- ./bigtext --kind anon --expect-huge 100 --expect-private-lib 95
+			[ "$RC" -eq 0 ] || fail "anonymous copies: the second process shares text it should own: $(bigtext_says)"
+		fi
+		kill "$holder" 2>/dev/null
+		wait "$holder" 2>/dev/null
+	done
 	;;
 
 *)
