@@ -6,12 +6,17 @@
  *
  *   cc linked.c -lenormoustext -o linked && ./linked
  */
+#define _GNU_SOURCE   /* dl_iterate_phdr */
 #include <stdio.h>
 
 #include "enormoustext.h"
+#include "bigcode.h"
+#include "example_text.h"
 
 int main(void)
 {
+	printf("example_linked: checksum %d\n", bc_run());
+	example_report("example_linked");
 	struct enormoustext_stats st = { .size = sizeof st };
 	int err = enormoustext_get_stats(&st);
 	if (err) {

@@ -1118,6 +1118,134 @@ case_install() {
 	expect_rc 0; expect_out "^LD_PRELOAD=$lib\$"
 }
 
+# bigdso NAME [LINKER FLAGS...] — a shared library with ~4.4 MiB of code
+# (examples/bigcode.h), linked with enormous.ld unless flags are given.
+bigdso() {
+	local name=$1
+	shift
+	local ex=$TT_SRC/../../examples
+	printf '#include "bigcode.h"\nint big_entry(void) { return bc_run(); }\n' >"$W/big.c"
+	local how=("$@")
+	[ ${#how[@]} -gt 0 ] || how=(-Wl,-T,"$TT_SRC/../../linker-scripts/enormous.ld" -Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code)
+	"$TT_CC" -O1 -fPIC -shared -I"$ex" "$W/big.c" "${how[@]}" -o "$W/$name" 2>"$W/$name.log" ||
+		fail "cannot build $name: $(head -3 "$W/$name.log")"
+	sync
+}
+
+case_prime() {
+	bigdso big.so
+	# a copy: its page cache is written in small pages
+	cp "$W/big.so" "$W/a.so"
+	t check -- "$TOOL" prime --check "$W/a.so"
+	expect_rc 0; expect_no_err
+	expect_out "^$W/a.so: 0 of 3 window\(s\) of 2M huge in the page cache\$"
+	expect_out "^  3 cached in small pages\$"
+	t check2 -- "$TOOL" prime --check "$W/a.so"
+	expect_out "^  3 cached in small pages\$" "--check changed the page cache"
+	t prime -- "$TOOL" prime "$W/a.so"
+	expect_rc 0; expect_no_err
+	expect_out "^$W/a.so: 3 of 3 window\(s\) of 2M huge in the page cache \(3 primed now, 0 already\)\$"
+	t after -- "$TOOL" prime --check --json "$W/a.so"
+	expect_rc 0; json "$OUT"
+	[ "$(jneed "$OUT.flat" '.files[0].huge')" = 3 ] || fail "--check after prime: not 3 huge windows"
+	[ "$(jneed "$OUT.flat" '.files[0].huge_before')" = 3 ] || fail "--check after prime: huge_before is not 3"
+	# the file is unchanged
+	cmp -s "$W/big.so" "$W/a.so" || fail "prime changed the file's contents"
+	# not in the cache at all: --check says so and reads nothing in
+	cp "$W/big.so" "$W/b.so" && sync && dd if="$W/b.so" iflag=nocache count=0 status=none
+	t cold -- "$TOOL" prime --check "$W/b.so"
+	expect_out "^  3 not \(wholly\) cached"
+	t cold2 -- "$TOOL" prime --check "$W/b.so"
+	expect_out "^  3 not \(wholly\) cached" "--check read the file into the cache"
+	# held by a running process: reported with its PID, not broken
+	cp "$W/big.so" "$W/c.so"
+	"$TT_BIN/tt_maptouch" "$W/c.so" 30 >"$W/holder.out" &
+	local holder=$!
+	for _ in $(seq 50); do grep -q ready "$W/holder.out" && break; sleep 0.1; done
+	t held -- "$TOOL" prime "$W/c.so"
+	kill $holder; wait $holder 2>/dev/null
+	expect_rc 0
+	expect_out "^  3 held in small pages by running processes\$"
+	expect_out "^  mapped by PID .*\b$holder\b" "the holder's PID"
+	# not congruent: lld's own layout of the same code
+	if "$TT_CC" -fuse-ld=lld -x c /dev/null -shared -o "$W/probe.so" 2>/dev/null; then
+		bigdso nc.so -fuse-ld=lld
+		t nc -- "$TOOL" prime "$W/nc.so"
+		expect_rc 0; expect_out "^  not congruent:"
+	else
+		echo "   (no lld: the not-congruent case is not checked)"
+	fi
+}
+
+case_prime_bad_input() {
+	printf 'not ELF at all\n' >"$W/text"
+	t text -- "$TOOL" prime "$W/text"
+	expect_bad 1 "a file that is not ELF" "$W/text: not an ELF file"
+	bigdso big.so
+	head -c 100 "$W/big.so" >"$W/trunc.so"
+	t trunc -- "$TOOL" prime "$W/trunc.so"
+	expect_bad 1 "a truncated ELF file" "$W/trunc.so: .*(truncated|not an ELF)"
+	head -c 3000000 "$W/big.so" >"$W/half.so"
+	t half -- "$TOOL" prime "$W/half.so"
+	expect_bad 1 "an ELF file cut in the middle of its text" "$W/half.so: .*truncated"
+	t missing -- "$TOOL" prime "$W/nope.so"
+	expect_bad 1 "a missing file" "$W/nope.so: No such file"
+	t dir -- "$TOOL" prime "$W"
+	expect_bad 1 "a directory" "$W: not a regular file"
+	t none -- "$TOOL" prime
+	expect_rc 2
+	t opt -- "$TOOL" prime --bogus "$W/big.so"
+	expect_rc 2
+	# one bad file among good ones: the good ones are still done, exit 1
+	cp "$W/big.so" "$W/ok.so"
+	t mixed -- "$TOOL" prime "$W/ok.so" "$W/text"
+	expect_rc 1 "one bad file among good ones"
+	expect_out "^$W/ok.so: 3 of 3 window"
+}
+
+case_package() {
+	# What a build uses: enormous.ld installed, the pkg-config flags, and a
+	# CMake consumer with find_package(enormoustext) + enormoustext_huge_text.
+	local p=$W/prefix
+	t install -- "$TT_CMAKE" --install "$TT_BUILD_DIR" --prefix "$p"
+	expect_rc 0 "cmake --install"
+	local ld=$p/share/enormoustext/enormous.ld
+	[ -s "$ld" ] || fail "enormous.ld was not installed as $ld"
+	local pc=$p/$TT_INSTALL_LIBDIR/pkgconfig
+	command -v pkg-config >/dev/null || fail "pkg-config is missing (Debian: apt-get install pkg-config)"
+	t pcflags -- env PKG_CONFIG_PATH="$pc" pkg-config --variable=huge_text_ldflags enormoustext
+	expect_rc 0; expect_out "^-Wl,-T,[^ ]*/enormous.ld -Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code\$" "huge_text_ldflags"
+	local flags script
+	flags=$(PKG_CONFIG_PATH="$pc" pkg-config --variable=huge_text_ldflags enormoustext)
+	script=$(sed -n 's/^-Wl,-T,\([^ ]*\) .*/\1/p' "$OUT")
+	[ "$(realpath "$script")" = "$(realpath "$ld")" ] || fail "huge_text_ldflags names $script, not the installed $ld"
+	printf 'int main(void) { return 0; }\n' >"$W/m.c"
+	# shellcheck disable=SC2086 # the flags are words
+	t pclink -- "$TT_CC" "$W/m.c" $flags -o "$W/m"
+	expect_rc 0; expect_no_err
+	readelf -lW "$W/m" | awk '$1 == "LOAD" && / R E / { exit !($NF == "0x200000" && $6 == "0x200000") }' ||
+		fail "linked with the pkg-config flags, the text is not one padded 2 MiB-aligned window: $(readelf -lW "$W/m" | grep LOAD)"
+	# a CMake project that uses the installed package
+	mkdir -p "$W/app"
+	cp "$TT_SRC/../../examples/script.c" "$TT_SRC/../../examples/bigcode.h" "$TT_SRC/../../examples/example_text.h" "$W/app/"
+	cat >"$W/app/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(app C)
+find_package(enormoustext 0.2 REQUIRED)
+add_executable(app script.c)
+enormoustext_huge_text(app)
+CM
+	t configure -- "$TT_CMAKE" -S "$W/app" -B "$W/app/build" -DCMAKE_PREFIX_PATH="$p" -DCMAKE_C_COMPILER="$TT_CC"
+	expect_rc 0 "configuring a project with find_package(enormoustext)"
+	t build -- "$TT_CMAKE" --build "$W/app/build"
+	expect_rc 0 "building it with enormoustext_huge_text(app)"
+	cp "$W/app/build/app" "$W/app/copy"
+	t off -- env LD_LIBRARY_PATH="$p/$TT_INSTALL_LIBDIR" ENORMOUSTEXT=0 "$W/app/copy"
+	expect_rc 0; expect_out "on huge pages \(0%\)\$" "with the library off"
+	t on -- env LD_LIBRARY_PATH="$p/$TT_INSTALL_LIBDIR" "$W/app/copy"
+	expect_rc 0; expect_out "on huge pages \(100%\)\$" "linked with enormous.ld and -lenormoustext: all of its text huge"
+}
+
 fn=case_$T
 declare -F "$fn" >/dev/null || { echo "run.sh: no test case '$T'"; exit 2; }
 "$fn"

@@ -105,6 +105,14 @@ static int exec_segment(int fd, const char *path, uint64_t *off, uint64_t *len, 
 	}
 	size_t n = 0;
 	int found = 0;
+	GElf_Ehdr eh;
+	struct stat st;
+	if (!gelf_getehdr(e, &eh) || fstat(fd, &st) != 0 ||
+	    eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize > (uint64_t)st.st_size) {
+		et_tool_err("%s: truncated (its program headers lie past the end of the file)", path);
+		elf_end(e);
+		return -1;
+	}
 	if (elf_getphdrnum(e, &n) != 0) {
 		et_tool_err("%s: unreadable program headers (truncated?): %s", path, elf_errmsg(-1));
 		elf_end(e);
