@@ -97,6 +97,8 @@ static void expect_defaults_except(const struct et_options *o, const char *which
 		cr_expect_eq(o->min_bytes, 0);
 	if (strcmp(which, "ENORMOUSTEXT_REPORT"))
 		cr_expect_null(o->report);
+	if (strcmp(which, "ENORMOUSTEXT_PAD_THRESHOLD"))
+		cr_expect_eq(o->pad_threshold, 4096, "pad_threshold default is 4096");
 }
 
 Test(options, defaults_when_nothing_set)
@@ -237,6 +239,23 @@ Test(options, min_bytes_values)
 	}
 }
 
+Test(options, pad_threshold_values)
+{
+	static const struct { const char *v; uint64_t n; } cases[] = {
+		{ "0", 0 }, { "4096", 4096 }, { "1", 1 }, { "64K", 64 * UT_KIB }, { "2M", 2 * UT_MIB },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct kv env[] = { { "ENORMOUSTEXT_PAD_THRESHOLD", cases[i].v } };
+		struct et_options o;
+		struct fake f;
+		cr_expect_eq(parse(&o, &f, env, 1), 0);
+		cr_expect_eq(f.nw, 0);
+		cr_expect_eq(o.pad_threshold, cases[i].n, "ENORMOUSTEXT_PAD_THRESHOLD=%s gave %llu", cases[i].v,
+		             (unsigned long long)o.pad_threshold);
+		expect_defaults_except(&o, "ENORMOUSTEXT_PAD_THRESHOLD");
+	}
+}
+
 /* Every bad value: exactly one warning, naming the variable, passing the
  * value and what the variable accepts; everything keeps its default. */
 Test(options, each_bad_value_warns_once_and_keeps_default)
@@ -266,6 +285,10 @@ Test(options, each_bad_value_warns_once_and_keeps_default)
 		{ "ENORMOUSTEXT_INCLUDE", ":::" },
 		{ "ENORMOUSTEXT_INCLUDE", ":" },
 		{ "ENORMOUSTEXT_EXCLUDE", "::" },
+		{ "ENORMOUSTEXT_PAD_THRESHOLD", "-1" },
+		{ "ENORMOUSTEXT_PAD_THRESHOLD", "never" },
+		{ "ENORMOUSTEXT_PAD_THRESHOLD", "" },
+		{ "ENORMOUSTEXT_PAD_THRESHOLD", "4096x" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct et_options o;
@@ -379,6 +402,7 @@ Test(options, table_is_complete)
 	cr_expect_str_eq(t[ET_OPT_EXCLUDE].name, "ENORMOUSTEXT_EXCLUDE");
 	cr_expect_str_eq(t[ET_OPT_MIN_BYTES].name, "ENORMOUSTEXT_MIN_BYTES");
 	cr_expect_str_eq(t[ET_OPT_REPORT].name, "ENORMOUSTEXT_REPORT");
+	cr_expect_str_eq(t[ET_OPT_PAD_THRESHOLD].name, "ENORMOUSTEXT_PAD_THRESHOLD");
 }
 
 /* Feeding every documented default back as the value gives no warning and
@@ -401,6 +425,7 @@ Test(options, table_defaults_match_parser_defaults)
 	cr_expect_null(o.exclude);
 	cr_expect_eq(o.min_bytes, 0);
 	cr_expect_null(o.report);
+	cr_expect_eq(o.pad_threshold, 4096);
 }
 
 /* ------------------------------------------------------------ parsers */

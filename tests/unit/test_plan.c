@@ -378,3 +378,116 @@ Test(plan, random_lists_match_reference)
 		free(w);
 	}
 }
+
+/* ---------------------------------------------------------------- pads */
+
+#define MIB (1024ull * 1024)
+
+/* et_plan_pads with both calls (count, fill); the fill is checked against
+ * the guard like the windows above. */
+static size_t pads(const struct et_segment *s, size_t n, uint64_t thr, struct et_window *out, size_t cap)
+{
+	size_t count = et_plan_pads(s, n, 2 * MIB, thr, 7, NULL, 0);
+	struct et_window buf[8];
+	memset(buf, GUARD_BYTE, sizeof buf);
+	size_t filled = et_plan_pads(s, n, 2 * MIB, thr, 7, buf, cap);
+	cr_assert_eq(count, filled, "count call %zu, fill call %zu", count, filled);
+	for (size_t i = cap; i < 8; i++) {
+		const unsigned char *b = (const unsigned char *)&buf[i];
+		for (size_t k = 0; k < sizeof buf[i]; k++)
+			cr_assert_eq(b[k], GUARD_BYTE, "wrote past cap at element %zu", i);
+	}
+	for (size_t i = 0; i < count && i < cap; i++) {
+		cr_assert(buf[i].pad, "window %zu is not marked as a pad", i);
+		cr_assert_eq(buf[i].object, 7u);
+		cr_assert_eq(buf[i].addr % (2 * MIB), 0, "window %zu not aligned", i);
+		/* (written so that a window ending at 2^64 does not overflow) */
+		cr_assert(buf[i].copy_lo >= buf[i].addr && buf[i].copy_hi - buf[i].addr <= 2 * MIB &&
+		          buf[i].copy_lo < buf[i].copy_hi, "window %zu: text part outside its window", i);
+		out[i] = buf[i];
+	}
+	return count;
+}
+
+Test(plan, pad_tail_over_and_under_threshold)
+{
+	/* text [2 MiB, 8 MiB + 10000): whole windows 2..8 MiB, a tail of 10000 bytes */
+	struct et_segment s = seg(2 * MIB, 8 * MIB + 10000);
+	struct et_window w[8];
+	cr_assert_eq(pads(&s, 1, 4096, w, 8), 1);
+	cr_assert_eq(w[0].addr, 8 * MIB);
+	cr_assert_eq(w[0].copy_lo, 8 * MIB);
+	cr_assert_eq(w[0].copy_hi, 8 * MIB + 10000);
+	cr_assert_eq(w[0].seg, 0u);
+	cr_assert_eq(pads(&s, 1, 9999, w, 8), 1, "10000 bytes > 9999: padded");
+	cr_assert_eq(pads(&s, 1, 10000, w, 8), 0, "10000 bytes = threshold: not padded");
+	cr_assert_eq(pads(&s, 1, 0, w, 8), 0, "threshold 0 means never");
+}
+
+Test(plan, pad_head_and_tail)
+{
+	/* text [1 MiB, 5 MiB + 3 MiB/2): head 1 MiB in [0, 2), tail 1.5 MiB in [4, 6) */
+	struct et_segment s = seg(1 * MIB, 5 * MIB + MIB / 2);
+	struct et_window w[8];
+	cr_assert_eq(pads(&s, 1, 4096, w, 8), 2);
+	cr_assert_eq(w[0].addr, 0);
+	cr_assert_eq(w[0].copy_lo, 1 * MIB);
+	cr_assert_eq(w[0].copy_hi, 2 * MIB);
+	cr_assert_eq(w[1].addr, 4 * MIB);
+	cr_assert_eq(w[1].copy_lo, 4 * MIB);
+	cr_assert_eq(w[1].copy_hi, 5 * MIB + MIB / 2);
+	/* the whole windows are not pads */
+	cr_assert_eq(et_plan_windows(&s, 1, 2 * MIB, 0, NULL, 0), 1);
+}
+
+Test(plan, pad_segment_inside_one_window)
+{
+	/* [3 MiB + 4096, 3 MiB + 512 KiB): one window, padded once */
+	struct et_segment s = seg(3 * MIB + 4096, 3 * MIB + 512 * 1024);
+	struct et_window w[8];
+	cr_assert_eq(pads(&s, 1, 4096, w, 8), 1);
+	cr_assert_eq(w[0].addr, 2 * MIB);
+	cr_assert_eq(w[0].copy_lo, 3 * MIB + 4096);
+	cr_assert_eq(w[0].copy_hi, 3 * MIB + 512 * 1024);
+	/* aligned start, short: one pad too */
+	s = seg(4 * MIB, 4 * MIB + 8192);
+	cr_assert_eq(pads(&s, 1, 4096, w, 8), 1);
+	cr_assert_eq(w[0].addr, 4 * MIB);
+	/* a small segment under the threshold: none */
+	s = seg(4 * MIB, 4 * MIB + 4096);
+	cr_assert_eq(pads(&s, 1, 4096, w, 8), 0);
+}
+
+Test(plan, pad_aligned_segment_needs_none)
+{
+	struct et_segment s = seg(2 * MIB, 10 * MIB);
+	struct et_window w[8];
+	cr_assert_eq(pads(&s, 1, 1, w, 8), 0);
+}
+
+Test(plan, pad_several_segments_and_cap)
+{
+	struct et_segment s[2] = { seg(1 * MIB, 3 * MIB), seg(9 * MIB, 11 * MIB + 4097) };
+	struct et_window w[8];
+	/* seg 0: head [1,2) and tail [2,3); seg 1: head [9,10) and tail [11, 11+4097) */
+	cr_assert_eq(pads(s, 2, 4096, w, 8), 4);
+	cr_assert_eq(w[0].seg, 0u);
+	cr_assert_eq(w[1].seg, 0u);
+	cr_assert_eq(w[2].seg, 1u);
+	cr_assert_eq(w[3].seg, 1u);
+	cr_assert_eq(w[3].addr, 10 * MIB);
+	cr_assert_eq(w[3].copy_hi, 11 * MIB + 4097);
+	cr_assert_eq(pads(s, 2, 4096, w, 2), 4, "a short table still gets the full count");
+}
+
+Test(plan, pad_near_the_top_of_the_address_space)
+{
+	/* the last window of the address space, [2^64 - 2 MiB, 2^64), holds a
+	 * tail of 2 MiB - 4095 bytes: padded, without wrapping around; the
+	 * head before it (4095 bytes) is under the threshold */
+	struct et_segment s = seg(UINT64_MAX - 2 * MIB - 4094, UINT64_MAX - 4094);
+	struct et_window w[8];
+	cr_assert_eq(pads(&s, 1, 4096, w, 8), 1);
+	cr_assert_eq(w[0].addr, UINT64_MAX - (2 * MIB - 1));
+	cr_assert_eq(w[0].copy_hi, UINT64_MAX - 4094);
+}

@@ -91,6 +91,11 @@ static void expect_vma(const struct et_smaps *sm, size_t i, const struct fvma *f
 	cr_expect_eq(v->end, f->end, "VMA %zu end 0x%llx", i, (unsigned long long)v->end);
 	cr_expect_eq(v->offset, f->offset, "VMA %zu offset 0x%llx", i, (unsigned long long)v->offset);
 	cr_expect_eq(v->inode, f->inode, "VMA %zu inode %llu", i, (unsigned long long)v->inode);
+	unsigned maj = 0, min = 0;
+	if (f->dev)
+		cr_assert_eq(sscanf(f->dev, "%x:%x", &maj, &min), 2);
+	cr_expect_eq(v->dev_major, maj, "VMA %zu dev major %u, expected %u", i, v->dev_major, maj);
+	cr_expect_eq(v->dev_minor, min, "VMA %zu dev minor %u, expected %u", i, v->dev_minor, min);
 	uint32_t prot = (f->perms[0] == 'r' ? PROT_READ : 0) | (f->perms[1] == 'w' ? PROT_WRITE : 0) |
 	                (f->perms[2] == 'x' ? PROT_EXEC : 0);
 	cr_expect_eq(v->prot, prot, "VMA %zu (%s) prot %u", i, f->perms, v->prot);
@@ -117,7 +122,7 @@ static void expect_vma(const struct et_smaps *sm, size_t i, const struct fvma *f
 static const struct fvma sample[] = {
 	{ 0x555555554000, 0x555555556000, "r--p", 0, "fd:01", 1234, "/usr/bin/prog", 0, 0, 0, 0, 0 },
 	{ 0x555555600000, 0x555555a00000, "r-xp", 0xac000, "fd:01", 1234, "/usr/bin/prog", 0, 4096, 0, 0, 0 },
-	{ 0x555555a00000, 0x555555a10000, "rw-p", 0x4ac000, "fd:01", 1234, "/usr/bin/prog", 0, 0, 0, 0, 0 },
+	{ 0x555555a00000, 0x555555a10000, "rw-p", 0x4ac000, "103:1a", 1234, "/usr/bin/prog", 0, 0, 0, 0, 0 },
 	{ 0x555555c00000, 0x555555e21000, "rw-p", 0, NULL, 0, "[heap]", 2048, 0, 0, 0, 0 },
 	{ 0x7f0000000000, 0x7f0000400000, "r-xp", 0, NULL, 0, NULL, 4096, 0, 0, 0, 0 },
 	{ 0x7f0000400000, 0x7f0000800000, "r-xs", 0, "00:10", 99, "/anon_hugepage (deleted)", 0, 0, 0, 2048, 2048 },
