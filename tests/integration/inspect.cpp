@@ -14,10 +14,16 @@
  *                      its address (run with ENORMOUSTEXT_PERFMAP=1)
  *   inspect --spin S   loop in the level_ functions for S seconds (for perf
  *                      and gdb), after printing "ready PID"
+ *   inspect --file     the windows are moved zero-copy (file-backed, huge
+ *                      from the page cache): checks FilePmdMapped instead,
+ *                      and that libunwind's unw_get_proc_name names the
+ *                      frames (it reads names from the file that
+ *                      /proc/PID/maps shows, which anonymous copies lack)
  * Exit 0 pass, 1 fail.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
+#define UNW_LOCAL_ONLY   /* this process only: the _UL* functions of libunwind.so */
 #include <libunwind.h>
 #include <stdexcept>
 #include <cstdio>
@@ -35,7 +41,8 @@
 
 static int failures;
 static volatile int spin_mode;   /* --spin: level_d works instead of tracing */
-static std::string trace_backtrace, trace_unwind;
+static std::string trace_backtrace, trace_unwind, trace_procname;
+static int file_mode;            /* --file: zero-copy windows expected */
 
 static void fail(const char *what)
 {
@@ -61,6 +68,22 @@ extern "C" __attribute__((noinline)) int take_traces(int x)
 	void *ips[64];
 	trace_backtrace = names_of(ips, backtrace(ips, 64));
 	trace_unwind = names_of(ips, unw_backtrace(ips, 64));
+	/* libunwind's own names for the frames */
+	unw_context_t uc;
+	unw_cursor_t cur;
+	trace_procname.clear();
+	if (unw_getcontext(&uc) == 0 && unw_init_local(&cur, &uc) == 0) {
+		int depth = 0;
+		while (unw_step(&cur) > 0 && depth++ < 64) {
+			char name[256];
+			unw_word_t off;
+			if (unw_get_proc_name(&cur, name, sizeof name, &off) == 0 &&
+			    !std::strncmp(name, "level_", 6)) {
+				trace_procname += name;
+				trace_procname += ' ';
+			}
+		}
+	}
 	return x;
 }
 
@@ -113,11 +136,13 @@ static void check_moved(void)
 		it_huge_of(a, a + H, H, &r);
 		Dl_info di;
 		dladdr(f, &di);
-		std::printf("inspect: %s at %p: window %s (anon huge %llu, anonymous r-x %llu)\n",
+		std::printf("inspect: %s at %p: window %s (anon huge %llu, anonymous r-x %llu, file huge %llu)\n",
 		            di.dli_sname ? di.dli_sname : "?", f,
-		            r.anon >= H ? "moved, huge" : "NOT moved", (unsigned long long)r.anon,
-		            (unsigned long long)r.anon_rx);
-		if (r.anon < H || r.anon_rx < H)
+		            r.anon >= H || r.file >= H ? "moved, huge" : "NOT moved", (unsigned long long)r.anon,
+		            (unsigned long long)r.anon_rx, (unsigned long long)r.file);
+		if (file_mode && r.file < H)
+			fail("a level_ function is not in a zero-copy huge window (FilePmdMapped)");
+		if (!file_mode && (r.anon < H || r.anon_rx < H))
 			fail("a level_ function is not in a moved huge window (is the library loaded?)");
 	}
 }
@@ -161,6 +186,8 @@ int main(int argc, char **argv)
 				sum += level_a(i & 7);
 		return sum == 42;
 	}
+	if (argc == 2 && !std::strcmp(argv[1], "--file"))
+		file_mode = 1;
 	check_moved();
 	int v = level_a(4);
 	if (v != ((4 * 5 + 3) * 2 + 1))
@@ -171,6 +198,11 @@ int main(int argc, char **argv)
 		fail("backtrace() through moved frames");
 	if (trace_unwind != "level_d level_c level_b level_a ")
 		fail("unw_backtrace through moved frames");
+	/* take_traces' caller is level_d: the walk starts there */
+	std::printf("inspect: unw_step + unw_get_proc_name: %s\n",
+	            trace_procname.empty() ? "(no names)" : trace_procname.c_str());
+	if (file_mode && trace_procname != "level_d level_c level_b level_a ")
+		fail("unw_get_proc_name through zero-copy frames");
 	int caught = 0;
 	for (int i = 0; i < 1000; i++) {
 		try {

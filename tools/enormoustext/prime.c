@@ -89,8 +89,14 @@ struct file_result {
 	bool more_pids;
 };
 
-/* The executable PT_LOAD of an ELF file: 0, or -1 with a message. */
-static int exec_segment(int fd, const char *path, uint64_t *off, uint64_t *len, uint64_t *vaddr)
+struct xseg {
+	uint64_t off, len, vaddr;
+};
+#define MAX_XSEGS 16
+
+/* The executable PT_LOADs of an ELF file (a linker may split the text in
+ * several): how many (> 0), or -1 with a message. */
+static int exec_segments(int fd, const char *path, struct xseg *xs)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		et_tool_err("libelf: %s", elf_errmsg(-1));
@@ -125,11 +131,11 @@ static int exec_segment(int fd, const char *path, uint64_t *off, uint64_t *len, 
 			elf_end(e);
 			return -1;
 		}
-		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && ph.p_filesz > 0 && !found) {
-			*off = ph.p_offset;
-			*len = ph.p_filesz;
-			*vaddr = ph.p_vaddr;
-			found = 1;
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && ph.p_filesz > 0 && found < MAX_XSEGS) {
+			xs[found].off = ph.p_offset;
+			xs[found].len = ph.p_filesz;
+			xs[found].vaddr = ph.p_vaddr;
+			found++;
 		}
 	}
 	elf_end(e);
@@ -137,7 +143,7 @@ static int exec_segment(int fd, const char *path, uint64_t *off, uint64_t *len, 
 		et_tool_err("%s: no executable segment", path);
 		return -1;
 	}
-	return 0;
+	return found;
 }
 
 /* FilePmdMapped of this process's mapping at addr, or -errno. */
@@ -279,45 +285,53 @@ static int prime_file(const char *path, uint64_t H, bool check, struct file_resu
 		close(fd);
 		return -1;
 	}
-	uint64_t vaddr = 0;
-	if (exec_segment(fd, path, &res->text_off, &res->text_len, &vaddr) != 0) {
-		close(fd);
-		return -1;
-	}
-	if (res->text_off + res->text_len > (uint64_t)st.st_size) {
-		et_tool_err("%s: truncated (the executable segment ends past the end of the file)", path);
+	struct xseg xs[MAX_XSEGS];
+	int nx = exec_segments(fd, path, xs);
+	if (nx < 0) {
 		close(fd);
 		return -1;
 	}
 	long pgl = sysconf(_SC_PAGESIZE);
 	uint64_t pg = pgl > 0 ? (uint64_t)pgl : 4096;
-	res->congruent = ((vaddr - res->text_off) & (H - 1)) == 0;
-	/* The run-time mapping covers whole pages of the segment; a window is
-	 * usable when all of it lies in that mapping and in the file. */
-	uint64_t lo = res->text_off & ~(pg - 1);
-	uint64_t hi = (res->text_off + res->text_len + pg - 1) & ~(pg - 1);
-	if (hi > (uint64_t)st.st_size)
-		hi = (uint64_t)st.st_size & ~(pg - 1);
-	uint64_t first = (lo + H - 1) & ~(H - 1);
-	if (res->congruent) {
-		/* Dirty pages cannot be dropped: write them out first (this
-		 * changes nothing in the file, it only cleans the cache). */
-		if (!check)
-			fdatasync(fd);
+	res->congruent = true;
+	for (int i = 0; i < nx; i++) {
+		if (xs[i].off + xs[i].len > (uint64_t)st.st_size) {
+			et_tool_err("%s: truncated (the executable segment ends past the end of the file)", path);
+			close(fd);
+			return -1;
+		}
+		res->text_len += xs[i].len;
+		if (i == 0)
+			res->text_off = xs[i].off;
+		/* only segments with a whole window decide */
+		if (((xs[i].vaddr - xs[i].off) & (H - 1)) != 0 && xs[i].len >= H)
+			res->congruent = false;
+	}
+	/* Dirty pages cannot be dropped: write them out first (this changes
+	 * nothing in the file, it only cleans the cache). */
+	if (!check && res->congruent)
+		fdatasync(fd);
+	for (int i = 0; i < nx; i++) {
+		/* The run-time mapping covers whole pages of the segment; a window
+		 * is usable when all of it lies in that mapping and in the file. */
+		uint64_t lo = xs[i].off & ~(pg - 1);
+		uint64_t hi = (xs[i].off + xs[i].len + pg - 1) & ~(pg - 1);
+		if (hi > (uint64_t)st.st_size)
+			hi = (uint64_t)st.st_size & ~(pg - 1);
+		uint64_t first = (lo + H - 1) & ~(H - 1);
 		for (uint64_t off = first; off + H <= hi; off += H) {
 			res->windows++;
+			if (!res->congruent)
+				continue;
 			int err = 0;
 			enum win_state s = do_window(fd, off, H, check, &err);
 			res->n[s]++;
 			if (s == W_FAILED && !res->err)
 				res->err = err;
 		}
-		if (res->n[W_HELD] || res->n[W_SMALL])
-			find_holders(res, &st);
-	} else {
-		for (uint64_t off = first; off + H <= hi; off += H)
-			res->windows++;
 	}
+	if (res->congruent && (res->n[W_HELD] || res->n[W_SMALL]))
+		find_holders(res, &st);
 	close(fd);
 	return 0;
 }
