@@ -1235,7 +1235,9 @@ find_package(enormoustext 0.2 REQUIRED)
 add_executable(app script.c)
 enormoustext_huge_text(app)
 CM
-	t configure -- "$TT_CMAKE" -S "$W/app" -B "$W/app/build" -DCMAKE_PREFIX_PATH="$p" -DCMAKE_C_COMPILER="$TT_CC"
+	# (in a sanitized tree the installed library needs the sanitizer runtime)
+	t configure -- "$TT_CMAKE" -S "$W/app" -B "$W/app/build" -DCMAKE_PREFIX_PATH="$p" -DCMAKE_C_COMPILER="$TT_CC" \
+		-DCMAKE_C_FLAGS="${TT_CFLAGS:-}" -DCMAKE_EXE_LINKER_FLAGS="${TT_CFLAGS:-}"
 	expect_rc 0 "configuring a project with find_package(enormoustext)"
 	t build -- "$TT_CMAKE" --build "$W/app/build"
 	expect_rc 0 "building it with enormoustext_huge_text(app)"
