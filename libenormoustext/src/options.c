@@ -20,7 +20,7 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 	[ET_OPT_VERBOSE] = { "ENORMOUSTEXT_VERBOSE", "0", "an integer 0..3",
 		"0 silent, 1 one summary line, 2 a line per object, 3 debug" },
 	[ET_OPT_BACKEND] = { "ENORMOUSTEXT_BACKEND", "auto", "auto, file, thp, collapse, hugetlb",
-		"how replacements are made huge; auto picks from the THP policy and pool" },
+		"file: zero-copy; thp/collapse/hugetlb: copies; auto: file, then copies" },
 	[ET_OPT_INCLUDE] = { "ENORMOUSTEXT_INCLUDE", "", "colon-separated globs on object paths",
 		"only objects matching one of these globs" },
 	[ET_OPT_EXCLUDE] = { "ENORMOUSTEXT_EXCLUDE", "", "colon-separated globs on object paths",

@@ -49,7 +49,6 @@
 #include <string.h>
 #include <stdio.h>
 #include <unistd.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -60,9 +59,6 @@
 #endif
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
-#endif
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
 #endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -130,20 +126,16 @@ static int window_file(struct et_run *run, struct et_window *w, struct file_cach
 	return fc->fd;
 }
 
-/* Fault the slot in from the page cache.  Readahead through a
- * MADV_HUGEPAGE mapping asks for PMD-sized folios, so a part of the file
- * that is not cached yet comes in huge. */
-static int populate_read(char *slot, uint64_t H)
+/* Fault the slot in with one read.  Where the page cache holds the window
+ * as one PMD-sized folio, that one fault maps all of it with a PMD entry;
+ * where none of it is cached yet, readahead through a MADV_HUGEPAGE mapping
+ * reads it in as such a folio first.  Where it holds small pages, one fault
+ * maps a few of them and the smaps check says "small": a failure that
+ * costs one fault, not 512 (most windows of a program that has just
+ * started are cached small). */
+static void touch_first(const char *slot)
 {
-	if (madvise(slot, H, MADV_POPULATE_READ) == 0)
-		return 0;
-	if (errno != EINVAL)
-		return -errno;
-	/* before Linux 5.14: touch every page */
-	uint64_t pg = getauxval(AT_PAGESZ) ? getauxval(AT_PAGESZ) : 4096;
-	for (uint64_t o = 0; o < H; o += pg)
-		(void)*(volatile const char *)(slot + o);
-	return 0;
+	(void)*(volatile const char *)slot;
 }
 
 static void stage_file(struct et_run *run, struct et_window *w, uint64_t H, struct file_cache *fc)
@@ -171,12 +163,7 @@ static void stage_file(struct et_run *run, struct et_window *w, uint64_t H, stru
 		w->err = errno;
 		return;
 	}
-	int e = populate_read(slot, H);
-	if (e) {
-		w->reason = ET_R_FILE_SMALL;
-		w->err = -e;
-		return;
-	}
+	touch_first(slot);
 	/* Kernels with CONFIG_READ_ONLY_THP_FOR_FS can gather small cached
 	 * pages into a huge folio; elsewhere this is EINVAL, and smaps says. */
 	(void)madvise(slot, H, MADV_COLLAPSE);

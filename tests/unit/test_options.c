@@ -391,6 +391,12 @@ Test(options, table_is_complete)
 		cr_assert_not_null(t[i].help, "%s", t[i].name);
 		cr_expect(t[i].help[0], "%s: empty help", t[i].name);
 		cr_expect_not_null(t[i].def, "%s: NULL default", t[i].name);
+		/* fixed-size arrays: a text as long as its array has no NUL */
+		cr_expect_not_null(memchr(t[i].name, 0, sizeof t[i].name), "entry %zu: name not terminated", i);
+		cr_expect_not_null(memchr(t[i].def, 0, sizeof t[i].def), "%.32s: default not terminated", t[i].name);
+		cr_expect_not_null(memchr(t[i].accepts, 0, sizeof t[i].accepts), "%.32s: accepts not terminated",
+		                   t[i].name);
+		cr_expect_not_null(memchr(t[i].help, 0, sizeof t[i].help), "%.32s: help not terminated", t[i].name);
 		for (size_t k = 0; k < i; k++)
 			cr_expect_str_neq(t[i].name, t[k].name, "duplicate name");
 	}

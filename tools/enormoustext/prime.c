@@ -352,8 +352,9 @@ static void print_text(const struct file_result *r, bool check, uint64_t H)
 		       (unsigned long long)r->n[W_HUGE_BEFORE]);
 	printf("\n");
 	if (!r->windows) {
+		char tb[16];
 		printf("  no whole %s window in its text (%s of text)\n", hb,
-		       et_tool_size(hb, sizeof hb, r->text_len));
+		       et_tool_size(tb, sizeof tb, r->text_len));
 		return;
 	}
 	if (!r->congruent) {

@@ -78,10 +78,11 @@ static const char *metavar(const char *accepts)
 		return "SIZE";
 	if (strstr(accepts, "glob"))
 		return "GLOB";
-	if (strstr(accepts, "path") || strstr(accepts, "file"))
-		return "FILE";
+	/* a list of choices first: one of them may be the word "file" */
 	if (strchr(accepts, ','))
 		return "NAME";
+	if (strstr(accepts, "path") || strstr(accepts, "file"))
+		return "FILE";
 	return "VALUE";
 }
 
