@@ -7,6 +7,7 @@
 #                               -z separate-code: PIE, non-PIE, shared library
 #   layout.aarch64              the same, cross-linked for aarch64 (bfd, lld)
 #   alternative.bfd .lld .gold  the flag-only layout, without the script
+#                               (lld also with -z separate-loadable-segments)
 #   gold.script                 gold cannot take the script (no INSERT)
 #
 # Environment (from CMakeLists.txt): LT_CC (the C compiler), LT_SCRIPT
@@ -149,6 +150,14 @@ alternative.bfd | alternative.lld | alternative.gold)
 		link "$out" "$LT_CC" $kind -fuse-ld="$L" "${flags[@]}"
 		check "$W/$out" flags
 	done
+	if [ "$L" = lld ]; then
+		# lld's other flag: every segment on its own pages, in the file too
+		for kind in pie dso; do
+			link "alt-sls-$kind" "$LT_CC" $kind -fuse-ld=lld -Wl,-z,max-page-size=0x200000 \
+				-Wl,-z,separate-loadable-segments
+			check "$W/alt-sls-$kind" flags
+		done
+	fi
 	;;
 
 gold.script)
