@@ -342,6 +342,34 @@ static void mark_file_huge(struct et_run *run, const struct et_smaps *sm)
 	}
 }
 
+/* What each counted window became, for the report: z zero-copy, c copied,
+ * h copied to the hugetlb pool, p padded copy, . left small.  Not for the
+ * test-only range passes, whose object does not outlive them. */
+static void record_kinds(const struct et_run *run, struct et_object *o, uint32_t counted)
+{
+	if (run->again || counted == 0)
+		return;
+	if (o->kinds && o->kinds_len < (size_t)counted + 1) {
+		et_scratch_free(o->kinds, o->kinds_len);
+		o->kinds = NULL;
+	}
+	if (!o->kinds) {
+		o->kinds = et_scratch_alloc((size_t)counted + 1);
+		o->kinds_len = o->kinds ? (size_t)counted + 1 : 0;
+		if (!o->kinds)
+			return;
+	}
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < o->nwindows && n < counted; k++) {
+		const struct et_window *w = &run->wins[o->first_window + k];
+		if (w->pad && !w->huge && (!w->candidate || w->reason == ET_R_PAD_NOT_FREE))
+			continue;
+		o->kinds[n++] = !w->huge ? '.' : w->backend == ET_BACKEND_FILE ? 'z'
+		              : w->pad ? 'p' : w->backend == ET_BACKEND_HUGETLB ? 'h' : 'c';
+	}
+	o->kinds[n] = '\0';
+}
+
 static void summarise(struct et_run *run)
 {
 	const uint64_t H = run->si.pmd_size;
@@ -390,8 +418,10 @@ static void summarise(struct et_run *run)
 					o->err = w->err;
 			}
 		}
-		if (o->skip == ET_R_NONE)
+		if (o->skip == ET_R_NONE) {
+			record_kinds(run, o, counted);
 			o->nwindows = counted;
+		}
 		o->backend = ET_BACKEND_NONE;
 		unsigned best = 0;
 		for (int b = 0; b < ET_BACKEND__COUNT; b++)
@@ -616,6 +646,8 @@ static size_t process_new_locked(struct et_run *run, const struct link_map *ns_h
 			}
 			/* Gone: the loader unmapped its span; padding we mapped
 			 * beyond it is ours to take away. */
+			if (run->objs[j].kinds)
+				et_scratch_free(run->objs[j].kinds, run->objs[j].kinds_len);
 			for (int p = 0; p < 2; p++)
 				if (run->objs[j].pad_hi[p] > run->objs[j].pad_lo[p])
 					munmap((void *)(uintptr_t)run->objs[j].pad_lo[p],
@@ -1153,6 +1185,7 @@ static void range_locked(void *arg)
 	                       .again = true, .t0_ns = et_now_ns() };
 	pass.opt.include = pass.opt.exclude = NULL;
 	pass.opt.min_bytes = 0;
+	pass.opt.prime = false;
 	run_pipeline(&pass);
 	g_run.si = pass.si;
 	c->moved = (int)obj.windows_huge;

@@ -48,7 +48,8 @@ enum et_option_id {
 	ET_OPT_MIN_BYTES,    /* ENORMOUSTEXT_MIN_BYTES */
 	ET_OPT_REPORT,       /* ENORMOUSTEXT_REPORT */
 	ET_OPT_PAD_THRESHOLD,/* ENORMOUSTEXT_PAD_THRESHOLD */
-	ET_OPT_PERFMAP,      /* ENORMOUSTEXT_PERFMAP */
+	ET_OPT_PERFMAP,
+	ET_OPT_PRIME,        /* ENORMOUSTEXT_PRIME */      /* ENORMOUSTEXT_PERFMAP */
 	ET_OPT__COUNT
 };
 
@@ -63,6 +64,7 @@ struct et_options {
 	uint64_t pad_threshold;    /* pad partial windows with more text than this; 0 never */
 	const char *report;        /* path or NULL */
 	bool perfmap;              /* write /tmp/perf-PID.map for moved text */
+	bool prime;                /* copied windows: drop their small page cache, read back huge */
 };
 
 /* How one option is described: the table in options.c is the only place
@@ -198,6 +200,9 @@ struct et_object {
 	uint64_t text_bytes, eligible_bytes, remapped_bytes, huge_bytes, elapsed_ns;
 	uint64_t zero_copy_bytes;     /* huge straight from the file: nothing copied */
 	uint64_t padded_bytes;        /* zero fill added beyond the text in padded windows */
+	char *kinds;                  /* per window, what it became (et_window_kind), NUL-ended;
+	                                 a scratch mapping of kinds_len bytes, or NULL */
+	size_t kinds_len;
 	enum et_backend backend;      /* most used */
 	enum et_reason reason;        /* why something stayed small (the first reason) */
 	uint32_t reason_mask;         /* every reason a window stayed small (1 << reason) */
@@ -249,6 +254,9 @@ struct et_window {
 	 * zeros (DESIGN section 1, pad_threshold) */
 	bool pad;
 	uint64_t copy_lo, copy_hi;
+	/* ENORMOUSTEXT_PRIME: a copied window read back from its file */
+	bool repriming, held_back;
+	enum et_backend prev_backend;
 	uint64_t claim_lo[2], claim_hi[2];   /* free parts reserved before the swap */
 };
 

@@ -34,6 +34,8 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"pad a partial first/last window holding more text than this; 0 never" },
 	[ET_OPT_PERFMAP] = { "ENORMOUSTEXT_PERFMAP", "0", "1/0, on/off, yes/no, true/false",
 		"write /tmp/perf-PID.map naming the functions in moved text, for perf" },
+	[ET_OPT_PRIME] = { "ENORMOUSTEXT_PRIME", "0", "1/0, on/off, yes/no, true/false",
+		"re-read copied windows into the page cache huge: zero-copy next" },
 };
 
 const struct et_option_desc *et_option_table(size_t *count)
@@ -205,6 +207,9 @@ int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, vo
 			break;
 		case ET_OPT_PERFMAP:
 			ok = et_parse_bool(v, &o->perfmap);
+			break;
+		case ET_OPT_PRIME:
+			ok = et_parse_bool(v, &o->prime);
 			break;
 		case ET_OPT__COUNT:
 			break;

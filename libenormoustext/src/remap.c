@@ -446,6 +446,72 @@ static bool hugetlb_mremap_safe(void)
 	return maj > 5 || (maj == 5 && min >= 16);
 }
 
+/*
+ * ENORMOUSTEXT_PRIME=1: windows that had to be copied because the page
+ * cache held them small get a second chance.  Now that the copy is in
+ * place, this process no longer maps those file pages; dropping them
+ * (POSIX_FADV_DONTNEED: clean pages no process maps — another process
+ * running the same file keeps them, and the window stays a copy) and
+ * reading the window back through a huge mapping puts it in the cache as
+ * one huge folio, and the file slot replaces the copy with the same
+ * atomic swap.  From then on every process gets that window zero-copy.
+ * It costs a re-read of each such window from disk, once.
+ */
+static void reprime(struct et_run *run, long *pool_left)
+{
+	const uint64_t H = run->si.pmd_size;
+	size_t k = 0;
+	struct file_cache fc = { -1, 0, false };
+	for (size_t j = 0; j < run->nwins; j++) {
+		struct et_window *w = &run->wins[j];
+		w->held_back = false;
+		w->repriming = false;
+		if (w->candidate && !w->remapped) {
+			w->held_back = true;      /* not part of this round */
+			w->candidate = false;
+			continue;
+		}
+		if (!w->remapped || w->backend == ET_BACKEND_FILE || w->pad || !w->inode || !w->congruent)
+			continue;
+		uint32_t had = fc.tried ? fc.object : UINT32_MAX;
+		int fd = window_file(run, w, &fc);
+		if (fd < 0) {
+			w->reason = ET_R_NONE;    /* it is huge (a copy): not a reason */
+			continue;
+		}
+		/* Dirty pages (a file just written) cannot be dropped: write them
+		 * out first, once per file; the contents do not change. */
+		if (had != w->object)
+			fdatasync(fd);
+		posix_fadvise(fd, (off_t)w->file_off, (off_t)H, POSIX_FADV_DONTNEED);
+		w->repriming = true;
+		w->prev_backend = w->backend;
+		w->remapped = false;
+		k++;
+	}
+	if (fc.fd >= 0)
+		close(fc.fd);
+	if (k) {
+		et_log(3, "prime: %zu copied window(s) read back huge from their files", k);
+		remap_round(run, ET_BACKEND_FILE, k, pool_left);
+	}
+	for (size_t j = 0; j < run->nwins; j++) {
+		struct et_window *w = &run->wins[j];
+		if (w->held_back) {
+			w->candidate = true;
+			w->held_back = false;
+		}
+		if (w->repriming && !w->remapped) {
+			/* the copy stays: still swapped in, still huge */
+			w->remapped = true;
+			w->backend = w->prev_backend;
+			w->reason = ET_R_NONE;
+			w->err = 0;
+		}
+		w->repriming = false;
+	}
+}
+
 void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
 {
 	long pool_left = run->si.hugetlb_free;
@@ -476,6 +542,8 @@ void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
 		et_log(3, "round %d: %zu window(s) with %s", c + 1, k, et_backend_name(chain[c]));
 		remap_round(run, chain[c], k, &pool_left);
 	}
+	if (run->opt.prime)
+		reprime(run, &pool_left);
 }
 
 /*

@@ -270,12 +270,20 @@ int et_report_json(const struct et_run *run, const char *path_in)
 		jw_fmt(&j, ", \"text_start\": \"0x%llx\", \"text_end\": \"0x%llx\", \"text_bytes\": %llu,"
 		           " \"windows\": %u, \"windows_huge\": %u, \"eligible_bytes\": %llu,"
 		           " \"remapped_bytes\": %llu, \"huge_bytes\": %llu, \"zero_copy_bytes\": %llu,"
-		           " \"padded_bytes\": %llu, \"backend\": \"%s\", \"time_ns\": %llu, \"reasons\": [",
+		           " \"padded_bytes\": %llu, \"backend\": \"%s\", \"time_ns\": %llu, ",
 		       (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)o->text_bytes,
 		       o->nwindows, o->windows_huge, (unsigned long long)o->eligible_bytes,
 		       (unsigned long long)o->remapped_bytes, (unsigned long long)o->huge_bytes,
 		       (unsigned long long)o->zero_copy_bytes, (unsigned long long)o->padded_bytes,
 		       et_backend_name(o->backend), (unsigned long long)o->elapsed_ns);
+		/* What each window became: z zero-copy (the file, huge), c copied,
+		 * h copied to the hugetlb pool, p padded copy, . left small. */
+		if (o->kinds) {
+			jw_lit(&j, "\"window_kinds\": ");
+			jw_str(&j, o->kinds);
+			jw_lit(&j, ", ");
+		}
+		jw_lit(&j, "\"reasons\": [");
 		/* Every distinct reason: the object's own, then its windows'. */
 		uint32_t mask = o->reason_mask;
 		bool first = true;

@@ -169,6 +169,18 @@ obj_num() {
 	echo "$v"
 }
 
+# obj_str REPORT exe|lib KEY — a string of the object, like obj_num.
+obj_str() {
+	local rep=$1 role=$2 key=$3 f obj
+	"$JSON_FLAT" "$rep" >"$rep.flat" || fail "$rep is not valid JSON"
+	f=$D/bigtext
+	[ "$role" = lib ] && f=$D/libbigtext.so
+	f=$(realpath "$f")
+	obj=$(awk -F '\t' -v p="$f" '$2 == "string" && $3 == p { sub(/\.[^.\[]*$/, "", $1); print $1; exit }' "$rep.flat")
+	[ -n "$obj" ] || fail "the report $rep does not name $f"
+	awk -F '\t' -v k="$obj.$key" '$1 == k && $2 == "string" { print $3 }' "$rep.flat"
+}
+
 need_tool() {
 	[ -x "${IT_TOOL:-}" ] || skip "the enormoustext command (${IT_TOOL:-unset}) was not built (libelf missing?)"
 }
@@ -771,7 +783,9 @@ file.primed)
 		z=$(obj_num "$D/r.json" "$role" zero_copy_bytes)
 		h=$(obj_num "$D/r.json" "$role" huge_bytes)
 		[ "$z" -ge "$h" ] && [ "$h" -gt 0 ] || fail "$role: zero_copy_bytes $z, huge_bytes $h: expected all of it zero-copy"
-		echo "-- $role: $z bytes zero-copy"
+		k=$(obj_str "$D/r.json" "$role" window_kinds)
+		[ "$k" = zzzzz ] || fail "$role: window_kinds '$k', expected zzzzz"
+		echo "-- $role: $z bytes zero-copy, windows $k"
 	done
 	grep -q 'libbigtext.so: .* MiB zero-copy' "$ERR" || fail "no per-object zero-copy figure at ENORMOUSTEXT_VERBOSE=2"
 	;;
@@ -791,6 +805,8 @@ file.fallback)
 	for role in exe lib; do
 		z=$(obj_num "$D/r.json" "$role" zero_copy_bytes)
 		[ "$z" = 0 ] || fail "$role: zero_copy_bytes $z although the cache was small"
+		k=$(obj_str "$D/r.json" "$role" window_kinds)
+		[ "$k" = ccccc ] || fail "$role: window_kinds '$k', expected ccccc (copied)"
 	done
 	;;
 
@@ -806,6 +822,38 @@ file.not_congruent)
 		fail "no 'differ modulo' reason for libbigtext.so at ENORMOUSTEXT_VERBOSE=2"
 	run auto -- ./bigtext --expect-huge-lib 100 --kind anon
 	[ "$RC" -eq 0 ] || fail "auto on non-congruent text: $(bigtext_says)"
+	;;
+
+file.prime_option)
+	# ENORMOUSTEXT_PRIME=1: windows copied because the page cache held them
+	# small are dropped from the cache and read back huge, and the file
+	# slot replaces the copy; then every later process, with the library
+	# or not, gets them zero-copy.  Pages another process holds cannot be
+	# dropped: those windows stay copies, and nothing breaks.
+	layout_fresh script-bfd bigtext
+	baseline ENORMOUSTEXT=0 -- ./bigtext --expect-none --expect-loaded
+	run prime ENORMOUSTEXT_PRIME=1 ENORMOUSTEXT_REPORT="$D/p.json" -- ./bigtext --expect-huge 100 --kind file
+	expect_pass "ENORMOUSTEXT_PRIME=1: every window zero-copy in the end"
+	for role in exe lib; do
+		k=$(obj_str "$D/p.json" "$role" window_kinds)
+		[ "$k" = zzzzz ] || fail "$role: window_kinds '$k', expected zzzzz"
+		echo "-- $role: windows $k"
+	done
+	run after ENORMOUSTEXT=0 -- ./bigtext --expect-huge 100 --kind file
+	expect_pass "after one primed run, a run without the library gets the text huge from the page cache"
+	# held: a process without the library keeps the (small) pages mapped
+	layout_fresh script-bfd bigtext
+	(cd "$D" && exec env ENORMOUSTEXT=0 ./bigtext --hold 20 >"$D/holder.out" 2>&1) &
+	holder=$!
+	EXIT_HOOKS+=("kill $holder 2>/dev/null")
+	for _ in $(seq 100); do grep -q holding "$D/holder.out" 2>/dev/null && break; sleep 0.1; done
+	grep -q holding "$D/holder.out" || fail "the holding process did not start"
+	run held ENORMOUSTEXT_PRIME=1 ENORMOUSTEXT_REPORT="$D/h.json" -- ./bigtext --expect-huge 100 --kind anon
+	kill $holder 2>/dev/null; wait $holder 2>/dev/null
+	[ "$RC" -eq 0 ] || fail "ENORMOUSTEXT_PRIME=1 while another process holds the pages: $(bigtext_says)"
+	k=$(obj_str "$D/h.json" lib window_kinds)
+	[ "$k" = ccccc ] || fail "lib: window_kinds '$k' while the pages are held, expected ccccc (copies)"
+	echo "-- held by another process: lib windows $k"
 	;;
 
 file.shared)
