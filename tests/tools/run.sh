@@ -1167,6 +1167,21 @@ case_prime() {
 	expect_rc 0
 	expect_out "^  3 held in small pages by running processes\$"
 	expect_out "^  mapped by PID .*\b$holder\b" "the holder's PID"
+	# open for writing by another process: left alone, and said
+	cp "$W/big.so" "$W/d.so"
+	(exec 3>>"$W/d.so"; sleep 30) &
+	local writer=$!
+	sleep 0.3
+	t writing -- "$TOOL" prime "$W/d.so"
+	kill $writer; wait $writer 2>/dev/null
+	expect_rc 0
+	expect_out "^  3 left alone: the file is open for writing by a process\$"
+	# any user who can read the file (not root)
+	cp "$W/big.so" "$W/e.so" && chmod 644 "$W/e.so" && chmod 755 "$W"
+	t nobody -- "$TT_BIN/tt_asuser" nobody "$TOOL" prime "$W/e.so"
+	[ "$RC" -ne 77 ] || skip "tt_asuser cannot switch users here: $(cat "$ERR")"
+	expect_rc 0 "prime as nobody"
+	expect_out "^$W/e.so: 3 of 3 window\(s\) of 2M huge in the page cache \(3 primed now, 0 already\)\$"
 	# not congruent: lld's own layout of the same code
 	if "$TT_CC" -fuse-ld=lld -x c /dev/null -shared -o "$W/probe.so" 2>/dev/null; then
 		bigdso nc.so -fuse-ld=lld

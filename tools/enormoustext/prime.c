@@ -61,7 +61,7 @@ static void help(FILE *f)
 	        "\n"
 	        "Per file: how many windows are now huge in the page cache, and for the\n"
 	        "others why not (not congruent, pages held by running processes - named by\n"
-	        "PID -, filesystem without huge folios).\n"
+	        "PID -, filesystem without huge folios, file open for writing).\n"
 	        "\n"
 	        "Exit status: 0 every FILE was examined; 1 a FILE could not be read or is not\n"
 	        "an ELF file with an executable segment; 2 usage error.\n");
@@ -74,6 +74,7 @@ enum win_state {
 	W_SMALL,            /* --check: cached in small pages */
 	W_HELD,             /* small pages that a running process keeps mapped */
 	W_NO_FOLIOS,        /* read back, still small: no huge folios on this filesystem */
+	W_WRITING,          /* the file is open for writing: left alone */
 	W_FAILED,           /* a system call failed (errno in err) */
 };
 
@@ -309,7 +310,16 @@ static int prime_file(const char *path, uint64_t H, bool check, struct file_resu
 	}
 	/* Dirty pages cannot be dropped: write them out first (this changes
 	 * nothing in the file, it only cleans the cache). */
-	if (!check && res->congruent)
+	/* A file some process has open for writing may change under us (and
+	 * its pages may be dirty again at once): leave it.  A read lease is
+	 * refused exactly then (EAGAIN); it needs the file's owner or
+	 * CAP_LEASE, and without either we cannot tell: go on. */
+	bool writing = false;
+	if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0)
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+	else if (errno == EAGAIN)
+		writing = true;
+	if (!check && res->congruent && !writing)
 		fdatasync(fd);
 	for (int i = 0; i < nx; i++) {
 		/* The run-time mapping covers whole pages of the segment; a window
@@ -323,6 +333,10 @@ static int prime_file(const char *path, uint64_t H, bool check, struct file_resu
 			res->windows++;
 			if (!res->congruent)
 				continue;
+			if (writing) {
+				res->n[W_WRITING]++;
+				continue;
+			}
 			int err = 0;
 			enum win_state s = do_window(fd, off, H, check, &err);
 			res->n[s]++;
@@ -337,7 +351,8 @@ static int prime_file(const char *path, uint64_t H, bool check, struct file_resu
 }
 
 static const char *state_key[W_FAILED + 1] = {
-	"huge_before", "primed", "not_cached", "small", "held", "no_huge_folios", "failed",
+	"huge_before", "primed", "not_cached", "small", "held", "no_huge_folios", "open_for_writing",
+	"failed",
 };
 
 static void print_text(const struct file_result *r, bool check, uint64_t H)
@@ -380,6 +395,9 @@ static void print_text(const struct file_result *r, bool check, uint64_t H)
 	if (r->n[W_NO_FOLIOS])
 		printf("  %llu stayed small after reading back: this filesystem gives no huge folios\n",
 		       (unsigned long long)r->n[W_NO_FOLIOS]);
+	if (r->n[W_WRITING])
+		printf("  %llu left alone: the file is open for writing by a process\n",
+		       (unsigned long long)r->n[W_WRITING]);
 	if (r->n[W_FAILED])
 		printf("  %llu failed: %s\n", (unsigned long long)r->n[W_FAILED], strerror(r->err));
 }
