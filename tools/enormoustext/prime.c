@@ -83,6 +83,8 @@ struct file_result {
 	uint64_t text_off, text_len;        /* executable segment in the file */
 	uint64_t windows;                   /* whole windows the text can use at run time */
 	bool congruent;
+	bool random_base;                   /* a PIE executable with p_align < H */
+	uint64_t max_align;
 	uint64_t n[W_FAILED + 1];
 	int err;                            /* errno of the first W_FAILED */
 	pid_t pids[8];                      /* processes that map the file */
@@ -97,7 +99,7 @@ struct xseg {
 
 /* The executable PT_LOADs of an ELF file (a linker may split the text in
  * several): how many (> 0), or -1 with a message. */
-static int exec_segments(int fd, const char *path, struct xseg *xs)
+static int exec_segments(int fd, const char *path, struct xseg *xs, bool *pie, uint64_t *max_align)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		et_tool_err("libelf: %s", elf_errmsg(-1));
@@ -132,6 +134,10 @@ static int exec_segments(int fd, const char *path, struct xseg *xs)
 			elf_end(e);
 			return -1;
 		}
+		if (ph.p_type == PT_INTERP && eh.e_type == ET_DYN)
+			*pie = true;
+		if (ph.p_type == PT_LOAD && ph.p_align > *max_align)
+			*max_align = ph.p_align;
 		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && ph.p_filesz > 0 && found < MAX_XSEGS) {
 			xs[found].off = ph.p_offset;
 			xs[found].len = ph.p_filesz;
@@ -287,7 +293,8 @@ static int prime_file(const char *path, uint64_t H, bool check, struct file_resu
 		return -1;
 	}
 	struct xseg xs[MAX_XSEGS];
-	int nx = exec_segments(fd, path, xs);
+	bool pie = false;
+	int nx = exec_segments(fd, path, xs, &pie, &res->max_align);
 	if (nx < 0) {
 		close(fd);
 		return -1;
@@ -295,6 +302,10 @@ static int prime_file(const char *path, uint64_t H, bool check, struct file_resu
 	long pgl = sysconf(_SC_PAGESIZE);
 	uint64_t pg = pgl > 0 ? (uint64_t)pgl : 4096;
 	res->congruent = true;
+	/* The kernel loads a PIE executable at a random address aligned to its
+	 * largest p_align: below H, its windows are congruent only by chance
+	 * (shared libraries of H or more are placed H-aligned regardless). */
+	res->random_base = pie && res->max_align < H;
 	for (int i = 0; i < nx; i++) {
 		if (xs[i].off + xs[i].len > (uint64_t)st.st_size) {
 			et_tool_err("%s: truncated (the executable segment ends past the end of the file)", path);
@@ -378,6 +389,10 @@ static void print_text(const struct file_result *r, bool check, uint64_t H)
 		       "  -z max-page-size=%#llx -z separate-code)\n", hb, (unsigned long long)H);
 		return;
 	}
+	if (r->random_base)
+		printf("  a PIE executable with p_align %#llx: it loads at a random address where its windows\n"
+		       "  line up with 2M pages only by chance; relink with -z max-page-size=%#llx (or enormous.ld)\n",
+		       (unsigned long long)r->max_align, (unsigned long long)H);
 	if (r->n[W_NOT_CACHED])
 		printf("  %llu not (wholly) cached: they come in huge when read through a huge mapping\n",
 		       (unsigned long long)r->n[W_NOT_CACHED]);
@@ -409,6 +424,7 @@ static void print_json(struct et_json *j, const struct file_result *r)
 	et_json_u64(j, "text_offset", r->text_off);
 	et_json_u64(j, "text_bytes", r->text_len);
 	et_json_bool(j, "congruent", r->congruent);
+	et_json_bool(j, "random_load_address", r->random_base);
 	et_json_u64(j, "windows", r->windows);
 	et_json_u64(j, "huge", r->n[W_HUGE_BEFORE] + r->n[W_PRIMED]);
 	for (int s = 0; s <= W_FAILED; s++)
