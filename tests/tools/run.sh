@@ -748,7 +748,7 @@ case_check_advice() {
 	local flags script
 	flags=$(jneed "$OUT.flat" .link_flags); script=$(jneed "$OUT.flat" .linker_script)
 	[ "$flags" != null ] && [ "$script" != null ] || fail "no link flags or script in the advice"
-	printf '%s\n' "$script" >"$W/enormous-pad.ld"
+	printf '%s\n' "$script" >"$W/enormous.ld"
 	# shellcheck disable=SC2086 # the flags and CFLAGS are lists of words
 	(cd "$W" && "$TT_CC" ${TT_CFLAGS:-} -O1 -o advised "$TT_SRC/tt_hold.c" $flags) >"$W/cc.out" 2>&1 ||
 		fail "linking tt_hold with the advice ($flags) failed: $(head -5 "$W/cc.out")"

@@ -500,7 +500,9 @@ static void flags_str(uint32_t f, char out[4])
 	out[3] = '\0';
 }
 
-#define PAD_SCRIPT_FMT "SECTIONS { .text.enormous_pad : { BYTE(0); . = ALIGN(0x%llx); } } INSERT AFTER .fini;"
+/* linker-scripts/enormous.ld in one line, for the huge page size at hand. */
+#define PAD_SCRIPT_FMT "SECTIONS { .enormous.hot : { *(.text.hot .text.hot.*) } } INSERT BEFORE .text; " \
+	"SECTIONS { .plt : { *(.plt) *(.iplt) LONG(0) . = ALIGN(0x%llx); } } INSERT AFTER .fini;"
 
 /* The advice, as lines; the flags and script in *flags / *script ("" if none). */
 static size_t advise(const struct info *in, const struct et_check_opts *o, char lines[][512],
@@ -544,18 +546,19 @@ static size_t advise(const struct info *in, const struct et_check_opts *o, char 
 		         (unsigned long long)H);
 	if (in->need_pad || in->need_align) {
 		size_t l = strlen(flags);
-		snprintf(flags + l, fcap - l, "%s-Wl,-T,enormous-pad.ld", l ? " " : "");
+		snprintf(flags + l, fcap - l, "%s-Wl,-T,enormous.ld", l ? " " : "");
 		snprintf(script, scap, PAD_SCRIPT_FMT, (unsigned long long)H);
 	}
 	ADD("to put all %s of the text on huge pages, link with: %s",
 	    et_tool_size(sz, sizeof sz, in->file_text_bytes), flags);
-	ADD("where enormous-pad.ld holds: %s", script);
+	ADD("where enormous.ld is linker-scripts/enormous.ld (installed in share/enormoustext/), "
+	    "which for this page size reads: %s", script);
 	if (in->need_align)
 		ADD("-z max-page-size=0x%llx -z separate-code start the text on a %s boundary and make the "
 		    "kernel and glibc >= 2.35 load it %s-aligned", (unsigned long long)H, hs, hs);
-	ADD("the script pads the end of the text to the next %s boundary, so every byte of it is in "
-	    "a whole window (GNU ld, where .fini ends the text; the padding costs up to %s of file "
-	    "and memory)", hs, hs);
+	ADD("the script puts .text.hot first and pads the end of the text to the next %s boundary, so "
+	    "every byte of it is in a whole window (GNU ld and lld; gold cannot take it: flags only, "
+	    "and the library pads the tail at run time; the padding costs up to %s of file)", hs, hs);
 	if (in->file_text_bytes < H)
 		ADD("its %s of text is less than one %s page: the padding costs more memory than the "
 		    "text; worth it only for code that is hot", sz, hs);
