@@ -89,6 +89,24 @@ static unsigned log2u64(uint64_t v)
 	return n;
 }
 
+/* The MAP_FIXED that was to fill window w's slot returned p, not the slot.
+ * A failed MAP_FIXED may already have unmapped our reservation there: take
+ * the range back only if it is free, else it is no longer ours and must
+ * not be unmapped at the end of the round. */
+static void slot_failed(struct et_window *w, void *p, uint64_t H)
+{
+	void *slot = (void *)(uintptr_t)w->slot;
+	w->reason = ET_R_NOMEM;
+	w->err = p == MAP_FAILED ? errno : EEXIST;
+	void *q = mmap(slot, H, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+	               MAP_FIXED_NOREPLACE, -1, 0);
+	if (q != slot) {
+		if (q != MAP_FAILED)
+			munmap(q, H);    /* an old kernel took the hint elsewhere */
+		w->slot_lost = true;
+	}
+}
+
 /* The file behind the windows of one object, opened once per round. */
 struct file_cache {
 	int fd;
@@ -147,15 +165,7 @@ static void stage_file(struct et_run *run, struct et_window *w, uint64_t H, stru
 	/* Mapped read+execute from the start: it is never writable. */
 	void *p = mmap(slot, H, (int)w->prot, MAP_PRIVATE | MAP_FIXED, fd, (off_t)w->file_off);
 	if (p != slot) {
-		w->reason = ET_R_NOMEM;
-		w->err = p == MAP_FAILED ? errno : EEXIST;
-		void *q = mmap(slot, H, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-		               MAP_FIXED_NOREPLACE, -1, 0);
-		if (q != slot) {
-			if (q != MAP_FAILED)
-				munmap(q, H);
-			w->slot_lost = true;
-		}
+		slot_failed(w, p, H);
 		return;
 	}
 	if (madvise(slot, H, MADV_HUGEPAGE) != 0) {
@@ -194,18 +204,7 @@ static void stage_one(struct et_run *run, struct et_window *w, uint64_t H, enum 
 	}
 	void *p = mmap(slot, H, PROT_READ | PROT_WRITE, flags, -1, 0);
 	if (p != slot) {
-		w->reason = ET_R_NOMEM;
-		w->err = p == MAP_FAILED ? errno : EEXIST;
-		/* A failed MAP_FIXED may already have unmapped our reservation
-		 * there: take the range back only if it is free, else it is no
-		 * longer ours and must not be unmapped at the end of the round. */
-		void *q = mmap(slot, H, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-		               MAP_FIXED_NOREPLACE, -1, 0);
-		if (q != slot) {
-			if (q != MAP_FAILED)
-				munmap(q, H);    /* an old kernel took the hint elsewhere */
-			w->slot_lost = true;
-		}
+		slot_failed(w, p, H);
 		return;
 	}
 	if (b == ET_BACKEND_HUGETLB) {

@@ -153,10 +153,10 @@ layout_fresh() {
 	cp "$PRE" "$D/libenormoustext.so.0" || fail "cannot copy $PRE"
 }
 
-# obj_num REPORT exe|lib KEY — a number of the object (this run's copy of
-# bigtext or libbigtext.so) in a JSON report.
-obj_num() {
-	local rep=$1 role=$2 key=$3 f obj v
+# obj_val REPORT exe|lib KEY TYPE — a value of the object (this run's copy
+# of bigtext or libbigtext.so) in a JSON report; obj_num and obj_str.
+obj_val() {
+	local rep=$1 role=$2 key=$3 type=$4 f obj v
 	[ -s "$rep" ] || fail "no report $rep"
 	"$JSON_FLAT" "$rep" >"$rep.flat" || fail "$rep is not valid JSON"
 	f=$D/bigtext
@@ -164,22 +164,12 @@ obj_num() {
 	f=$(realpath "$f")
 	obj=$(awk -F '\t' -v p="$f" '$2 == "string" && $3 == p { sub(/\.[^.\[]*$/, "", $1); print $1; exit }' "$rep.flat")
 	[ -n "$obj" ] || fail "the report $rep does not name $f"
-	v=$(awk -F '\t' -v k="$obj.$key" '$1 == k && $2 == "number" { print $3 }' "$rep.flat")
-	[ -n "$v" ] || fail "the report's entry for $f has no numeric $key"
+	v=$(awk -F '\t' -v k="$obj.$key" -v t="$type" '$1 == k && $2 == t { print $3; f = 1 } END { exit !f }' "$rep.flat") ||
+		fail "the report's entry for $f has no $type $key"
 	echo "$v"
 }
-
-# obj_str REPORT exe|lib KEY — a string of the object, like obj_num.
-obj_str() {
-	local rep=$1 role=$2 key=$3 f obj
-	"$JSON_FLAT" "$rep" >"$rep.flat" || fail "$rep is not valid JSON"
-	f=$D/bigtext
-	[ "$role" = lib ] && f=$D/libbigtext.so
-	f=$(realpath "$f")
-	obj=$(awk -F '\t' -v p="$f" '$2 == "string" && $3 == p { sub(/\.[^.\[]*$/, "", $1); print $1; exit }' "$rep.flat")
-	[ -n "$obj" ] || fail "the report $rep does not name $f"
-	awk -F '\t' -v k="$obj.$key" '$1 == k && $2 == "string" { print $3 }' "$rep.flat"
-}
+obj_num() { obj_val "$1" "$2" "$3" number; }
+obj_str() { obj_val "$1" "$2" "$3" string; }
 
 need_tool() {
 	[ -x "${IT_TOOL:-}" ] || skip "the enormoustext command (${IT_TOOL:-unset}) was not built (libelf missing?)"
