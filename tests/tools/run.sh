@@ -1176,6 +1176,20 @@ case_prime() {
 	kill $writer; wait $writer 2>/dev/null
 	expect_rc 0
 	expect_out "^  3 left alone: the file is open for writing by a process\$"
+	# a filesystem without large folios: tmpfs with shmem_enabled never
+	local shm=/dev/shm
+	if [ -d $shm ] && [ "$(stat -f -c %T $shm)" = tmpfs ] &&
+	   grep -q '\[never\]' /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null; then
+		local sf
+		sf=$(mktemp "$shm/tt_prime.XXXXXX")
+		cp "$W/big.so" "$sf"
+		t tmpfs -- "$TOOL" prime "$sf"
+		rm -f "$sf"
+		expect_rc 0
+		expect_out "^  3 stayed small after reading back: this filesystem gives no huge folios\$"
+	else
+		echo "   (no tmpfs with shmem_enabled=never here: the no-large-folios case is not checked)"
+	fi
 	# any user who can read the file (not root)
 	cp "$W/big.so" "$W/e.so" && chmod 644 "$W/e.so" && chmod 755 "$W"
 	t nobody -- "$TT_BIN/tt_asuser" nobody "$TOOL" prime "$W/e.so"

@@ -35,6 +35,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 
 #ifndef MADV_HUGEPAGE
 #define MADV_HUGEPAGE 14
@@ -208,7 +210,7 @@ static void find_holders(struct file_result *r, const struct stat *st)
 }
 
 /* One window [off, off + H) of the file: its state, priming it unless check. */
-static enum win_state do_window(int fd, uint64_t off, uint64_t H, bool check, int *err)
+static enum win_state do_window(int fd, uint64_t off, uint64_t H, bool check, bool tmpfs, int *err)
 {
 	/* An H-aligned place for an H-sized mapping. */
 	char *r = mmap(NULL, 2 * H, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -270,7 +272,10 @@ static enum win_state do_window(int fd, uint64_t off, uint64_t H, bool check, in
 		*err = (int)-b;
 		goto out;
 	}
-	s = b >= (long long)H ? W_PRIMED : held ? W_HELD : W_NO_FOLIOS;
+	/* tmpfs pages are the only copy of the file: they never drop, and
+	 * whether they are huge is the mount's (huge=) and shmem_enabled's
+	 * business, not the reader's */
+	s = b >= (long long)H ? W_PRIMED : held && !tmpfs ? W_HELD : W_NO_FOLIOS;
 out:
 	free(vec);
 	munmap(r, 2 * H);
@@ -292,6 +297,8 @@ static int prime_file(const char *path, uint64_t H, bool check, struct file_resu
 		close(fd);
 		return -1;
 	}
+	struct statfs sfs;
+	bool tmpfs = fstatfs(fd, &sfs) == 0 && (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
 	struct xseg xs[MAX_XSEGS];
 	bool pie = false;
 	int nx = exec_segments(fd, path, xs, &pie, &res->max_align);
@@ -349,7 +356,7 @@ static int prime_file(const char *path, uint64_t H, bool check, struct file_resu
 				continue;
 			}
 			int err = 0;
-			enum win_state s = do_window(fd, off, H, check, &err);
+			enum win_state s = do_window(fd, off, H, check, tmpfs, &err);
 			res->n[s]++;
 			if (s == W_FAILED && !res->err)
 				res->err = err;
