@@ -83,9 +83,9 @@ mariadb_stop() {
 	server_pid=""
 }
 
-# sysbench against that server: sysbench_cmd ARGS...
+# sysbench against that server: sysbench_cmd ARGS... (never more than 10 minutes)
 sysbench_cmd() {
-	sysbench --db-driver=mysql --mysql-socket="$(db_sock)" --mysql-user=root --mysql-db=sbtest --tables=4 \
+	timeout 600 sysbench --db-driver=mysql --mysql-socket="$(db_sock)" --mysql-user=root --mysql-db=sbtest --tables=4 \
 		--table-size=20000 "$@"
 }
 
