@@ -126,9 +126,11 @@ static int window_file(struct et_run *run, struct et_window *w, struct file_cach
 		fc->tried = true;
 		fc->object = w->object;
 		const char *path = run->objs[w->object].path;
-		int fd = path[0] ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+		/* O_NONBLOCK: whatever is at the path now (a FIFO put there
+		 * since the load?) must not block the open */
+		int fd = path[0] ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) : -1;
 		struct stat st;
-		if (fd >= 0 && (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != w->inode ||
+		if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != w->inode ||
 		                major(st.st_dev) != w->dev_major || minor(st.st_dev) != w->dev_minor)) {
 			close(fd);
 			fd = -2;

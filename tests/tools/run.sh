@@ -1221,6 +1221,9 @@ case_prime_bad_input() {
 	expect_bad 1 "a missing file" "$W/nope.so: No such file"
 	t dir -- "$TOOL" prime "$W"
 	expect_bad 1 "a directory" "$W: not a regular file"
+	mkfifo "$W/fifo"
+	t fifo -- timeout 10 "$TOOL" prime "$W/fifo"
+	expect_bad 1 "a FIFO (no hang)" "$W/fifo: not a regular file"
 	t none -- "$TOOL" prime
 	expect_rc 2
 	t opt -- "$TOOL" prime --bogus "$W/big.so"

@@ -286,7 +286,8 @@ static int prime_file(const char *path, uint64_t H, bool check, struct file_resu
 {
 	memset(res, 0, sizeof *res);
 	res->path = path;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must give "not a regular file", not a hang */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		et_tool_err("%s: %s", path, strerror(errno));
 		return -1;
