@@ -175,6 +175,20 @@ need_tool() {
 	[ -x "${IT_TOOL:-}" ] || skip "the enormoustext command (${IT_TOOL:-unset}) was not built (libelf missing?)"
 }
 
+# need_file_thp — the page cache of this filesystem can hold 2 MiB folios
+# that the kernel maps with PMD entries (enormoustext status's own probe,
+# run in the work directory): what the zero-copy tests are about.
+need_file_thp() {
+	need_tool
+	"$IT_TOOL" status --json --probe-dir "$WORK" >"$WORK/status.json" 2>/dev/null ||
+		fail "enormoustext status failed"
+	"$JSON_FLAT" "$WORK/status.json" >"$WORK/status.flat" || fail "enormoustext status printed bad JSON"
+	local works detail
+	works=$(awk -F '\t' '$1 == ".probes.file.works" { print $3 }' "$WORK/status.flat")
+	detail=$(awk -F '\t' '$1 == ".probes.file.detail" { print $3 }' "$WORK/status.flat")
+	[ "$works" = true ] || skip "this kernel and filesystem give no huge page-cache folios here: $detail"
+}
+
 case $T in
 baseline)
 	# The copies come up small without the library; the freshly linked
@@ -443,7 +457,7 @@ inspect | inspect.gdb | inspect.perf | inspect.file)
 		# Zero-copy windows: the library maps the file itself, huge from a
 		# primed page cache, so every tool sees the file as before; here
 		# libunwind's unw_get_proc_name, which cannot name anonymous copies.
-		need_tool
+		need_file_thp
 		run base -- ./inspect
 		grep -q 'NOT moved' "$OUT" || fail "before priming, without the library, the level_ functions should be small"
 		run prime -- "$IT_TOOL" prime ./inspect
@@ -760,7 +774,7 @@ file.primed)
 	# The zero-copy file backend: once the page cache holds the text as huge
 	# folios (enormoustext prime), windows are huge straight from the file —
 	# FilePmdMapped, nothing copied, reported as zero-copy.
-	need_tool
+	need_file_thp
 	layout_fresh script-bfd bigtext
 	baseline ENORMOUSTEXT=0 -- ./bigtext --expect-none --expect-loaded
 	run prime -- "$IT_TOOL" prime ./bigtext ./libbigtext.so
@@ -820,6 +834,7 @@ file.prime_option)
 	# slot replaces the copy; then every later process, with the library
 	# or not, gets them zero-copy.  Pages another process holds cannot be
 	# dropped: those windows stay copies, and nothing breaks.
+	need_file_thp
 	layout_fresh script-bfd bigtext
 	baseline ENORMOUSTEXT=0 -- ./bigtext --expect-none --expect-loaded
 	run prime ENORMOUSTEXT_PRIME=1 ENORMOUSTEXT_REPORT="$D/p.json" -- ./bigtext --expect-huge 100 --kind file
@@ -850,7 +865,7 @@ file.shared)
 	# Zero-copy text is the page cache's: every process maps the very same
 	# huge pages (smaps Shared_*; Pss divided by the number of processes);
 	# anonymous copies are each process's own.  With 2 and with 10.
-	need_tool
+	need_file_thp
 	layout_fresh script-bfd bigtext
 	run prime -- "$IT_TOOL" prime ./bigtext ./libbigtext.so
 	[ "$RC" -eq 0 ] || fail "enormoustext prime exited $RC"
