@@ -736,7 +736,7 @@ pad.threshold)
 	tail=$(( (va + msz) % (H_MIB * 1048576) ))
 	[ -n "$tail" ] && [ "$tail" -gt 1 ] || fail "cannot read the text's tail from readelf ('$tail')"
 	echo "-- the executable's text has $tail bytes in its last window"
-	run over ENORMOUSTEXT_PAD_THRESHOLD=$((tail - 1)) ENORMOUSTEXT_REPORT="$D/over.json" -- ./bigtext
+	run over ENORMOUSTEXT_VERBOSE=2 ENORMOUSTEXT_PAD_THRESHOLD=$((tail - 1)) ENORMOUSTEXT_REPORT="$D/over.json" -- ./bigtext
 	[ "$RC" -eq 0 ] || fail "threshold $((tail - 1)): bigtext exited $RC"
 	p=$(obj_num "$D/over.json" exe padded_bytes)
 	[ "$p" -gt 0 ] || fail "threshold $((tail - 1)) < $tail bytes of tail: not padded (padded_bytes $p)"
