@@ -432,6 +432,116 @@ static void summarise(struct et_run *run)
 	}
 }
 
+/*
+ * ENORMOUSTEXT_PROFILE: read once, at the first pass that has windows, and
+ * kept for the passes after dlopen.  A profile that cannot be used (missing,
+ * truncated, corrupt, too large) moves nothing: one warning names the file
+ * and says why, and the program runs on as it would without the library.
+ */
+static struct et_profile g_profile;
+static int g_profile_state;      /* 0 not read, 1 usable, -1 unusable */
+
+static int profile_get(const struct et_run *run)
+{
+	if (!run->opt.profile)
+		return 0;
+	if (g_profile_state == 0) {
+		if (et_profile_load(&g_profile, run->opt.profile) == 0) {
+			g_profile_state = 1;
+		} else {
+			g_profile_state = -1;
+			et_log(0, "ENORMOUSTEXT_PROFILE=%s: %s: nothing moved", run->opt.profile, g_profile.err);
+		}
+	}
+	return g_profile_state;
+}
+
+struct heat {
+	uint64_t samples;
+	uint32_t win;
+};
+
+/* Keep the hottest windows: those covering ENORMOUSTEXT_HOT_COVERAGE percent
+ * of the samples of the objects in this pass that the profile has, within
+ * ENORMOUSTEXT_HOT_BUDGET bytes.  The others are not moved ("cold").
+ * Objects the profile does not have follow the normal rules; a profile of
+ * another build of an object's path is not used for it (one warning). */
+static void choose_hot(struct et_run *run)
+{
+	const uint64_t H = run->si.pmd_size;
+	size_t n = 0;
+	uint64_t total = 0;
+	for (size_t i = 0; i < run->nobjs; i++) {
+		struct et_object *o = &run->objs[i];
+		if (o->skip != ET_R_NONE || !o->nwindows)
+			continue;
+		const struct et_prof_obj *po = et_profile_find(&g_profile, o->build_id);
+		if (!po) {
+			for (size_t k = 0; k < g_profile.nobjs; k++)
+				if (!strcmp(et_profile_path(&g_profile, &g_profile.objs[k]), o->path))
+					et_log(0, "ENORMOUSTEXT_PROFILE=%s: recorded for another build of %s: not used for it",
+					       run->opt.profile, o->path);
+			continue;
+		}
+		total += po->total;
+		for (uint32_t k = 0; k < o->nwindows; k++)
+			if (run->wins[o->first_window + k].candidate)
+				n++;
+	}
+	if (n == 0)
+		return;
+	size_t len = n * sizeof(struct heat);
+	struct heat *h = et_scratch_alloc(len);
+	if (!h)
+		return;
+	size_t m = 0;
+	for (size_t i = 0; i < run->nobjs; i++) {
+		struct et_object *o = &run->objs[i];
+		if (o->skip != ET_R_NONE || !o->nwindows)
+			continue;
+		const struct et_prof_obj *po = et_profile_find(&g_profile, o->build_id);
+		if (!po)
+			continue;
+		for (uint32_t k = 0; k < o->nwindows; k++) {
+			struct et_window *w = &run->wins[o->first_window + k];
+			if (!w->candidate)
+				continue;
+			uint64_t lo = w->pad ? w->copy_lo : w->addr, hi = w->pad ? w->copy_hi : w->addr + H;
+			h[m].samples = et_profile_heat(&g_profile, po, lo - o->base, hi - o->base);
+			h[m].win = o->first_window + k;
+			m++;
+		}
+	}
+	/* hottest first (insertion sort: a process has hundreds of windows at most) */
+	for (size_t i = 1; i < m; i++) {
+		struct heat x = h[i];
+		size_t j = i;
+		while (j > 0 && h[j - 1].samples < x.samples) {
+			h[j] = h[j - 1];
+			j--;
+		}
+		h[j] = x;
+	}
+	unsigned __int128 want = (unsigned __int128)total * run->opt.hot_coverage;
+	unsigned __int128 got = 0;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < m; i++) {
+		struct et_window *w = &run->wins[h[i].win];
+		bool keep = h[i].samples > 0 && got * 100 < want &&
+		            (!run->opt.hot_budget || bytes + H <= run->opt.hot_budget);
+		if (keep) {
+			got += h[i].samples;
+			bytes += H;
+		} else {
+			w->candidate = false;
+			w->reason = ET_R_COLD;
+		}
+	}
+	et_log(3, "profile: %llu of %zu window(s) hot, %llu of %llu samples",
+	       (unsigned long long)(bytes / H), m, (unsigned long long)got, (unsigned long long)total);
+	et_scratch_free(h, len);
+}
+
 /* The windows of one object in address order, segment by segment: a
  * padded first window, the whole windows, a padded last window.  With
  * out == NULL, only counts. */
@@ -533,6 +643,19 @@ static void run_pipeline(struct et_run *run)
 	if (smp) {
 		mark_file_huge(run, smp);
 		et_smaps_free(&sm);
+	}
+	/* hot windows only */
+	int prof = run->again ? 0 : profile_get(run);
+	if (prof > 0) {
+		choose_hot(run);
+	} else if (prof < 0) {
+		for (size_t j = 0; j < run->nwins; j++)
+			if (run->wins[j].candidate) {
+				run->wins[j].candidate = false;
+				run->wins[j].reason = ET_R_PROFILE;
+			}
+		run->reason = ET_R_PROFILE;
+		run->reason_detail = g_profile.err;
 	}
 
 	enum et_backend chain[4];

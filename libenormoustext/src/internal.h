@@ -49,7 +49,10 @@ enum et_option_id {
 	ET_OPT_REPORT,       /* ENORMOUSTEXT_REPORT */
 	ET_OPT_PAD_THRESHOLD,/* ENORMOUSTEXT_PAD_THRESHOLD */
 	ET_OPT_PERFMAP,
-	ET_OPT_PRIME,        /* ENORMOUSTEXT_PRIME */      /* ENORMOUSTEXT_PERFMAP */
+	ET_OPT_PRIME,        /* ENORMOUSTEXT_PRIME */
+	ET_OPT_PROFILE,      /* ENORMOUSTEXT_PROFILE */
+	ET_OPT_HOT_COVERAGE, /* ENORMOUSTEXT_HOT_COVERAGE */
+	ET_OPT_HOT_BUDGET,   /* ENORMOUSTEXT_HOT_BUDGET */      /* ENORMOUSTEXT_PERFMAP */
 	ET_OPT__COUNT
 };
 
@@ -65,6 +68,9 @@ struct et_options {
 	const char *report;        /* path or NULL */
 	bool perfmap;              /* write /tmp/perf-PID.map for moved text */
 	bool prime;                /* copied windows: drop their small page cache, read back huge */
+	const char *profile;       /* hot windows only, from this profile (NULL: all) */
+	unsigned hot_coverage;     /* percent of the samples the chosen windows cover */
+	uint64_t hot_budget;       /* at most this many bytes of windows (0: no limit) */
 };
 
 /* How one option is described: the table in options.c is the only place
@@ -178,6 +184,8 @@ enum et_reason {
 	ET_R_FILE_SMALL,      /* file backend: the page cache holds the window in small pages */
 	ET_R_FILE_CHANGED,    /* file backend: the file at the path is not the one mapped */
 	ET_R_PAD_NOT_FREE,    /* padding: the rest of the window is not free address space */
+	ET_R_COLD,            /* profile: not among the hot windows */
+	ET_R_PROFILE,         /* profile: unusable, so nothing is moved */
 	ET_R__COUNT
 };
 ET_HIDDEN const char *et_reason_text(enum et_reason r);
@@ -275,6 +283,43 @@ ET_HIDDEN size_t et_plan_windows(const struct et_segment *segs, size_t nsegs,
 ET_HIDDEN size_t et_plan_pads(const struct et_segment *segs, size_t nsegs, uint64_t pmd,
                               uint64_t threshold, uint32_t object,
                               struct et_window *out, size_t cap);
+
+/* ---------------------------------------------------------------- profile */
+
+struct et_prof_obj {
+	char build_id[41];
+	uint32_t path_off, path_len;   /* the path hint, in et_profile.paths */
+	uint32_t first, n;             /* its entries in et_profile.ents */
+	uint64_t total;                /* its samples */
+};
+
+struct et_prof_ent {
+	uint64_t vaddr;                /* granule start, in the object's ELF address space */
+	uint64_t count;
+};
+
+struct et_profile {
+	void *mem;                     /* one scratch mapping holding the tables */
+	size_t mem_len;
+	struct et_prof_obj *objs;
+	size_t nobjs;
+	struct et_prof_ent *ents;
+	size_t nents;
+	char *paths;
+	uint64_t granule;
+	char err[128];                 /* why it was refused: "line N: ..." */
+};
+
+/* Parse a profile held in memory (profile.c); 0, or -errno with p->err set
+ * and nothing allocated. */
+ET_HIDDEN int et_profile_parse(struct et_profile *p, const char *text, size_t len);
+ET_HIDDEN int et_profile_load(struct et_profile *p, const char *path);
+ET_HIDDEN void et_profile_free(struct et_profile *p);
+ET_HIDDEN const struct et_prof_obj *et_profile_find(const struct et_profile *p, const char *build_id);
+ET_HIDDEN const char *et_profile_path(const struct et_profile *p, const struct et_prof_obj *o);
+/* Samples of o in [lo, hi) of its address space. */
+ET_HIDDEN uint64_t et_profile_heat(const struct et_profile *p, const struct et_prof_obj *o,
+                                   uint64_t lo, uint64_t hi);
 
 /* ------------------------------------------------------------------ smaps */
 

@@ -36,6 +36,12 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"write /tmp/perf-PID.map naming the functions in moved text, for perf" },
 	[ET_OPT_PRIME] = { "ENORMOUSTEXT_PRIME", "0", "1/0, on/off, yes/no, true/false",
 		"re-read copied windows into the page cache huge: zero-copy next" },
+	[ET_OPT_PROFILE] = { "ENORMOUSTEXT_PROFILE", "", "a readable profile file path",
+		"move only the hot windows this profile names" },
+	[ET_OPT_HOT_COVERAGE] = { "ENORMOUSTEXT_HOT_COVERAGE", "95", "a percentage 1..100",
+		"with a profile: the hottest windows covering this share of samples" },
+	[ET_OPT_HOT_BUDGET] = { "ENORMOUSTEXT_HOT_BUDGET", "0", "a size in bytes with optional K/M/G suffix",
+		"with a profile: at most this much text moved; 0 no limit" },
 };
 
 const struct et_option_desc *et_option_table(size_t *count)
@@ -159,6 +165,7 @@ int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, vo
 	o->enabled = true;
 	o->backend = ET_BACKEND_AUTO;
 	o->pad_threshold = 4096;
+	o->hot_coverage = 95;
 
 	for (int id = 0; id < ET_OPT__COUNT; id++) {
 		const char *v = get(table[id].name, ctx);
@@ -210,6 +217,32 @@ int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, vo
 			break;
 		case ET_OPT_PRIME:
 			ok = et_parse_bool(v, &o->prime);
+			break;
+		case ET_OPT_PROFILE:
+			if (*v)
+				o->profile = v;
+			break;
+		case ET_OPT_HOT_COVERAGE: {
+			uint64_t n;
+			size_t l = strlen(v);
+			char num[8];
+			/* "95" or "95%" */
+			if (l > 0 && v[l - 1] == '%')
+				l--;
+			ok = -EINVAL;
+			if (l > 0 && l < sizeof num) {
+				memcpy(num, v, l);
+				num[l] = '\0';
+				if (num[0] >= '0' && num[0] <= '9' && et_parse_size(num, &n) == 0 && n >= 1 && n <= 100 &&
+				    num[l - 1] >= '0' && num[l - 1] <= '9') {
+					o->hot_coverage = (unsigned)n;
+					ok = 0;
+				}
+			}
+			break;
+		}
+		case ET_OPT_HOT_BUDGET:
+			ok = et_parse_size(v, &o->hot_budget);
 			break;
 		case ET_OPT__COUNT:
 			break;

@@ -99,6 +99,12 @@ static void expect_defaults_except(const struct et_options *o, const char *which
 		cr_expect_null(o->report);
 	if (strcmp(which, "ENORMOUSTEXT_PAD_THRESHOLD"))
 		cr_expect_eq(o->pad_threshold, 4096, "pad_threshold default is 4096");
+	if (strcmp(which, "ENORMOUSTEXT_PROFILE"))
+		cr_expect_null(o->profile);
+	if (strcmp(which, "ENORMOUSTEXT_HOT_COVERAGE"))
+		cr_expect_eq(o->hot_coverage, 95, "hot_coverage default is 95");
+	if (strcmp(which, "ENORMOUSTEXT_HOT_BUDGET"))
+		cr_expect_eq(o->hot_budget, 0);
 }
 
 Test(options, defaults_when_nothing_set)
@@ -256,6 +262,21 @@ Test(options, pad_threshold_values)
 	}
 }
 
+Test(options, hot_coverage_values)
+{
+	static const struct { const char *v; unsigned n; } cases[] = {
+		{ "95", 95 }, { "1", 1 }, { "100", 100 }, { "50%", 50 }, { "100%", 100 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct kv env[] = { { "ENORMOUSTEXT_HOT_COVERAGE", cases[i].v } };
+		struct et_options o;
+		struct fake f;
+		cr_expect_eq(parse(&o, &f, env, 1), 0, "ENORMOUSTEXT_HOT_COVERAGE=%s", cases[i].v);
+		cr_expect_eq(o.hot_coverage, cases[i].n, "ENORMOUSTEXT_HOT_COVERAGE=%s gave %u", cases[i].v, o.hot_coverage);
+		expect_defaults_except(&o, "ENORMOUSTEXT_HOT_COVERAGE");
+	}
+}
+
 /* Every bad value: exactly one warning, naming the variable, passing the
  * value and what the variable accepts; everything keeps its default. */
 Test(options, each_bad_value_warns_once_and_keeps_default)
@@ -289,6 +310,13 @@ Test(options, each_bad_value_warns_once_and_keeps_default)
 		{ "ENORMOUSTEXT_PAD_THRESHOLD", "never" },
 		{ "ENORMOUSTEXT_PAD_THRESHOLD", "" },
 		{ "ENORMOUSTEXT_PAD_THRESHOLD", "4096x" },
+		{ "ENORMOUSTEXT_HOT_COVERAGE", "0" },
+		{ "ENORMOUSTEXT_HOT_COVERAGE", "101" },
+		{ "ENORMOUSTEXT_HOT_COVERAGE", "abc" },
+		{ "ENORMOUSTEXT_HOT_COVERAGE", "" },
+		{ "ENORMOUSTEXT_HOT_COVERAGE", "%" },
+		{ "ENORMOUSTEXT_HOT_COVERAGE", "5K" },
+		{ "ENORMOUSTEXT_HOT_BUDGET", "lots" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct et_options o;
