@@ -1262,6 +1262,56 @@ case_systemd_example() {
 	expect_rc 0 "enormoustext ${cmd%% *} from the example"
 }
 
+case_record() {
+	# A program that spends its time in one function: the profile names the
+	# program by its build-id, and most samples fall in that function.
+	cat >"$W/spin.c" <<'C'
+#include <stdio.h>
+#include <time.h>
+__attribute__((noinline)) unsigned spin_here(unsigned x)
+{
+	for (int i = 0; i < 1000; i++)
+		x = x * 2654435761u + (unsigned)i;
+	return x;
+}
+int main(void)
+{
+	unsigned x = 1;
+	time_t end = time(NULL) + 1;
+	while (time(NULL) <= end)
+		x = spin_here(x);
+	printf("%u\n", x & 1);
+	return 0;
+}
+C
+	"$TT_CC" -O1 -g -Wl,--build-id "$W/spin.c" -o "$W/spin" || fail "cannot build the spinning program"
+	t rec -- "$TOOL" record -o "$W/spin.prof" -- "$W/spin"
+	expect_rc 0 "record"
+	grep -qE "^enormoustext record: [0-9]+ samples \(0 outside any file\) written to $W/spin.prof\$" "$ERR" ||
+		fail "record's last line: $(tail -1 "$ERR")"
+	sed 's/^/   profile| /' "$W/spin.prof" | head -8
+	local bid
+	bid=$(readelf -n "$W/spin" | sed -n 's/.*Build ID: *//p')
+	grep -q "^object $bid $W/spin\$" "$W/spin.prof" || fail "the profile does not name the program by its build-id ($bid)"
+	local fn
+	fn=$(nm "$W/spin" | awk '$3 == "spin_here" { print $1 }')
+	[ -n "$fn" ] || fail "no spin_here symbol"
+	# the program's samples: the granule holding spin_here must be the hottest
+	local g top
+	g=$(printf '%x' $(( 0x$fn & ~4095 )))
+	top=$(awk -v b="$bid" '$1 == "object" { o = ($2 == b) } o && $1 ~ /^[0-9a-f]+$/ { if ($2 > m) { m = $2; a = $1 } } END { print a }' "$W/spin.prof")
+	[ "$top" = "$g" ] || fail "the hottest granule is $top, spin_here is in $g"
+	# usage errors
+	t noout -- "$TOOL" record -- true
+	expect_rc 2
+	t nocmd -- "$TOOL" record -o "$W/x.prof"
+	expect_rc 2
+	t missing -- "$TOOL" record -o "$W/x.prof" -- "$W/no-such-program"
+	expect_rc 127 "a command that does not exist"
+	t baddir -- "$TOOL" record -o "$W/no/such/dir/x.prof" -- true
+	expect_rc 1 "an output in a directory that does not exist"
+}
+
 case_package() {
 	# What a build uses: enormous.ld installed, the pkg-config flags, and a
 	# CMake consumer with find_package(enormoustext) + enormoustext_huge_text.

@@ -31,6 +31,7 @@ static const struct {
 	{ "setup", et_cmd_setup, "change the THP policy or the hugetlb pool (root)" },
 	{ "perfmap", et_cmd_perfmap, "write /tmp/perf-PID.map naming the functions in moved text" },
 	{ "prime", et_cmd_prime, "bring text into the page cache as huge folios (zero-copy huge text)" },
+	{ "record", et_cmd_record, "run a program and write a profile of where its threads execute" },
 };
 
 static void vmsg(const char *fmt, va_list ap)

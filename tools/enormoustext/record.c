@@ -1,0 +1,446 @@
+/*
+ * record.c — `enormoustext record -o FILE -- COMMAND...`: where a program
+ * spends its time, window by window, as a profile for ENORMOUSTEXT_PROFILE.
+ *
+ * The program counter of every thread of COMMAND (and of its children) is
+ * sampled with perf_event_open's software cpu-clock event — no hardware PMU
+ * needed — one inherited event per CPU, enabled at exec.  MMAP2 records say
+ * which file each executable mapping holds (with its build-id, Linux 5.12+);
+ * each sample is attributed to (build-id, address in the object's own ELF
+ * address space) through the object's program headers, and counted per
+ * 4 KiB granule.  When COMMAND exits, the profile is written (beside FILE,
+ * renamed into place).  Samples in anonymous memory (JIT code, text moved
+ * by the library as copies) belong to no file and are counted as such.
+ */
+#include "tool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <getopt.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define GRANULE 4096u
+#define RING_PAGES 64            /* data pages per CPU (a power of two) */
+
+static void help(FILE *f)
+{
+	fprintf(f,
+	        "usage: enormoustext record -o FILE [--frequency HZ] [--] COMMAND [ARGS...]\n"
+	        "\n"
+	        "Run COMMAND, sample where its threads (and its children's) execute, and write\n"
+	        "a profile for ENORMOUSTEXT_PROFILE: per object (by build-id), samples per\n"
+	        "4 KiB of its text.  Uses perf_event_open's cpu-clock event (no hardware PMU\n"
+	        "needed; kernel.perf_event_paranoid <= 2 for a user's own programs).  Run\n"
+	        "COMMAND without the library's anonymous copies (ENORMOUSTEXT_BACKEND=file, or\n"
+	        "without the library): samples in anonymous memory belong to no file.\n"
+	        "\n"
+	        "  -o, --output FILE     the profile to write (required)\n"
+	        "  -F, --frequency HZ    samples per second per thread (default 999)\n"
+	        "  -h, --help            this help\n"
+	        "\n"
+	        "Exit status: COMMAND's; 1 when sampling cannot start or FILE cannot be\n"
+	        "written; 2 usage error.\n");
+}
+
+/* ---- what the program maps --------------------------------------------- */
+
+struct map {
+	uint32_t pid;
+	uint64_t addr, len, pgoff;
+	int file;                    /* index into files[], -1 none */
+};
+
+struct loadseg {
+	uint64_t off, filesz, vaddr;
+};
+
+struct file {
+	char path[512];
+	char build_id[41];
+	struct loadseg segs[16];
+	int nsegs;
+	bool read;
+};
+
+struct count {
+	int file;
+	uint64_t granule;            /* vaddr / GRANULE */
+	uint64_t n;
+};
+
+static struct map *maps;
+static size_t nmaps, capmaps;
+static struct file *files;
+static size_t nfiles, capfiles;
+static struct count *counts;
+static size_t ncounts, capcounts;
+static uint64_t samples_total, samples_unknown;
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap * 2 : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(p, n * elem);
+	if (!q) {
+		et_tool_err("out of memory");
+		exit(ET_EXIT_BAD);
+	}
+	*cap = n;
+	return q;
+}
+
+static void hex_id(const uint8_t *b, unsigned n, char out[41])
+{
+	static const char hx[] = "0123456789abcdef";
+	if (n > 20)
+		n = 20;
+	for (unsigned i = 0; i < n; i++) {
+		out[2 * i] = hx[b[i] >> 4];
+		out[2 * i + 1] = hx[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* The object's PT_LOADs and build-id, from the file (once). */
+static void read_file(struct file *f)
+{
+	f->read = true;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t n = 0;
+	if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(e, (int)i, &ph))
+				break;
+			if (ph.p_type == PT_LOAD && f->nsegs < 16)
+				f->segs[f->nsegs++] = (struct loadseg){ ph.p_offset, ph.p_filesz, ph.p_vaddr };
+			if (ph.p_type == PT_NOTE && !f->build_id[0] && ph.p_filesz < (1u << 20)) {
+				char *buf = malloc(ph.p_filesz);
+				if (buf && pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz) {
+					size_t o = 0;
+					while (o + 12 <= ph.p_filesz) {
+						uint32_t nsz, dsz, type;
+						memcpy(&nsz, buf + o, 4);
+						memcpy(&dsz, buf + o + 4, 4);
+						memcpy(&type, buf + o + 8, 4);
+						size_t name = o + 12, desc = name + ((nsz + 3) & ~3u);
+						if (desc + dsz > ph.p_filesz)
+							break;
+						if (type == 3 && nsz == 4 && !memcmp(buf + name, "GNU", 4) && dsz <= 20)
+							hex_id((const uint8_t *)buf + desc, dsz, f->build_id);
+						o = desc + ((dsz + 3) & ~3u);
+					}
+				}
+				free(buf);
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+}
+
+static int file_index(const char *path, const char *build_id)
+{
+	for (size_t i = 0; i < nfiles; i++)
+		if (!strcmp(files[i].path, path))
+			return (int)i;
+	files = grow(files, &capfiles, nfiles + 1, sizeof *files);
+	struct file *f = &files[nfiles];
+	memset(f, 0, sizeof *f);
+	et_strlcpy(f->path, path, sizeof f->path);
+	if (build_id)
+		snprintf(f->build_id, sizeof f->build_id, "%s", build_id);
+	return (int)nfiles++;
+}
+
+static void add_map(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, const char *path,
+                    const char *build_id)
+{
+	/* a new mapping replaces what it covers (exec, dlopen after dlclose) */
+	for (size_t i = 0; i < nmaps;) {
+		struct map *m = &maps[i];
+		if (m->pid == pid && m->addr < addr + len && addr < m->addr + m->len)
+			maps[i] = maps[--nmaps];
+		else
+			i++;
+	}
+	maps = grow(maps, &capmaps, nmaps + 1, sizeof *maps);
+	maps[nmaps++] = (struct map){ pid, addr, len, pgoff, path[0] == '/' ? file_index(path, build_id) : -1 };
+}
+
+static void count_sample(uint32_t pid, uint64_t ip)
+{
+	samples_total++;
+	for (size_t i = 0; i < nmaps; i++) {
+		struct map *m = &maps[i];
+		if (m->pid != pid || ip < m->addr || ip >= m->addr + m->len)
+			continue;
+		if (m->file < 0)
+			break;
+		struct file *f = &files[m->file];
+		if (!f->read)
+			read_file(f);
+		uint64_t off = m->pgoff + (ip - m->addr);
+		for (int s = 0; s < f->nsegs; s++) {
+			if (off < f->segs[s].off || off >= f->segs[s].off + f->segs[s].filesz)
+				continue;
+			uint64_t g = (f->segs[s].vaddr + (off - f->segs[s].off)) / GRANULE;
+			for (size_t k = 0; k < ncounts; k++)
+				if (counts[k].file == m->file && counts[k].granule == g) {
+					counts[k].n++;
+					return;
+				}
+			counts = grow(counts, &capcounts, ncounts + 1, sizeof *counts);
+			counts[ncounts++] = (struct count){ m->file, g, 1 };
+			return;
+		}
+		break;
+	}
+	samples_unknown++;
+}
+
+/* ---- the ring buffers ------------------------------------------------- */
+
+struct ring {
+	int fd;
+	struct perf_event_mmap_page *meta;
+	char *data;
+	uint64_t size;
+};
+
+static void drain(struct ring *r)
+{
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->meta->data_tail;
+	char rec[8192];
+	while (tail < head) {
+		struct perf_event_header h;
+		for (size_t i = 0; i < sizeof h; i++)
+			((char *)&h)[i] = r->data[(tail + i) & (r->size - 1)];
+		if (h.size < sizeof h || h.size > sizeof rec)
+			break;
+		for (size_t i = 0; i < h.size; i++)
+			rec[i] = r->data[(tail + i) & (r->size - 1)];
+		tail += h.size;
+		const char *b = rec + sizeof h;
+		if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 16) {
+			uint64_t ip;
+			uint32_t pid;
+			memcpy(&ip, b, 8);
+			memcpy(&pid, b + 8, 4);
+			count_sample(pid, ip);
+		} else if (h.type == PERF_RECORD_MMAP2 && h.size >= sizeof h + 64) {
+			uint32_t pid, prot;
+			uint64_t addr, len, pgoff;
+			memcpy(&pid, b, 4);
+			memcpy(&addr, b + 8, 8);
+			memcpy(&len, b + 16, 8);
+			memcpy(&pgoff, b + 24, 8);
+			memcpy(&prot, b + 56, 4);
+			char bid[41] = "";
+			if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+				hex_id((const uint8_t *)b + 36, (uint8_t)b[32], bid);
+			const char *name = b + 64;
+			size_t max = h.size - sizeof h - 64;
+			if (memchr(name, '\0', max) && (prot & PROT_EXEC))
+				add_map(pid, addr, len, pgoff, name, bid[0] ? bid : NULL);
+		}
+	}
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* ---- the profile ------------------------------------------------------- */
+
+static int by_file_granule(const void *a, const void *b)
+{
+	const struct count *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->granule < y->granule ? -1 : x->granule > y->granule;
+}
+
+static int write_profile(const char *out)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		et_tool_err("%s: %s", out, strerror(errno));
+		return -1;
+	}
+	qsort(counts, ncounts, sizeof *counts, by_file_granule);
+	fprintf(f, "enormoustext-profile 1\ngranule %u\n", GRANULE);
+	fprintf(f, "# recorded by enormoustext record: %llu samples, %llu outside any file\n",
+	        (unsigned long long)samples_total, (unsigned long long)samples_unknown);
+	int cur = -1;
+	for (size_t i = 0; i < ncounts; i++) {
+		struct file *fl = &files[counts[i].file];
+		if (!fl->build_id[0])
+			continue;                      /* no build-id: no key */
+		if (counts[i].file != cur) {
+			cur = counts[i].file;
+			fprintf(f, "object %s %s\n", fl->build_id, fl->path);
+		}
+		fprintf(f, "%llx %llu\n", (unsigned long long)counts[i].granule * GRANULE,
+		        (unsigned long long)counts[i].n);
+	}
+	if (fclose(f) != 0 || rename(tmp, out) != 0) {
+		et_tool_err("%s: %s", out, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int et_cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL;
+	uint64_t hz = 999;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:o:F:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'F':
+			if (et_tool_parse_u64(optarg, &hz) != 0 || hz < 1 || hz > 100000)
+				return et_tool_usage("--frequency takes 1 to 100000, not '%s'", optarg);
+			break;
+		case 'h': help(stdout); return ET_EXIT_OK;
+		default: return et_tool_bad_option(c, argv, optind);
+		}
+	}
+	if (!out)
+		return et_tool_usage("give the profile to write: -o FILE");
+	if (optind >= argc)
+		return et_tool_usage("give the COMMAND to run");
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		et_tool_err("libelf: %s", elf_errmsg(-1));
+		return ET_EXIT_BAD;
+	}
+	/* the child waits for the events before it execs */
+	int go[2];
+	if (pipe2(go, O_CLOEXEC) != 0) {
+		et_tool_err("pipe: %s", strerror(errno));
+		return ET_EXIT_BAD;
+	}
+	pid_t child = fork();
+	if (child < 0) {
+		et_tool_err("fork: %s", strerror(errno));
+		return ET_EXIT_BAD;
+	}
+	if (child == 0) {
+		char x;
+		close(go[1]);
+		if (read(go[0], &x, 1) != 1)
+			_exit(127);
+		execvp(argv[optind], argv + optind);
+		fprintf(stderr, "enormoustext record: %s: %s\n", argv[optind], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	close(go[0]);
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	if (ncpu < 1)
+		ncpu = 1;
+	struct ring *rings = calloc((size_t)ncpu, sizeof *rings);
+	long pg = sysconf(_SC_PAGESIZE);
+	int nr = 0;
+	for (long cpu = 0; cpu < ncpu && rings; cpu++) {
+		struct perf_event_attr a;
+		memset(&a, 0, sizeof a);
+		a.size = sizeof a;
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_CPU_CLOCK;
+		a.freq = 1;
+		a.sample_freq = hz;
+		a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+		a.disabled = 1;
+		a.enable_on_exec = 1;
+		a.inherit = 1;
+		a.exclude_kernel = 1;
+		a.exclude_hv = 1;
+		a.mmap = 1;               /* needed with mmap2 for task-bound events to get records */
+		a.mmap2 = 1;
+		a.build_id = 1;
+		long fd = perf_open(&a, child, (int)cpu);
+		if (fd < 0 && errno == EINVAL) {
+			a.build_id = 0;       /* before Linux 5.12: the build-id from the file */
+			fd = perf_open(&a, child, (int)cpu);
+		}
+		if (fd < 0) {
+			if (errno == ENODEV || errno == ENOENT)
+				continue;         /* an offline CPU */
+			et_tool_err("perf_event_open (cpu-clock, cpu %ld): %s%s", cpu, strerror(errno),
+			            errno == EACCES || errno == EPERM ?
+			            " (kernel.perf_event_paranoid too high for this user?)" : "");
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			return ET_EXIT_BAD;
+		}
+		size_t len = (size_t)(RING_PAGES + 1) * (size_t)pg;
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+		if (m == MAP_FAILED) {
+			et_tool_err("mmap of the sample buffer: %s", strerror(errno));
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			return ET_EXIT_BAD;
+		}
+		rings[nr++] = (struct ring){ (int)fd, m, (char *)m + pg, (uint64_t)RING_PAGES * (uint64_t)pg };
+	}
+	if (write(go[1], "g", 1) != 1) {
+		et_tool_err("cannot start %s", argv[optind]);
+		return ET_EXIT_BAD;
+	}
+	close(go[1]);
+	/* our own signals go to the child; its status is ours */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	int st = 0;
+	for (;;) {
+		struct pollfd pfd[64];
+		int np = nr < 64 ? nr : 64;
+		for (int i = 0; i < np; i++)
+			pfd[i] = (struct pollfd){ rings[i].fd, POLLIN, 0 };
+		poll(pfd, (nfds_t)np, 50);
+		for (int i = 0; i < nr; i++)
+			drain(&rings[i]);
+		pid_t w = waitpid(child, &st, WNOHANG);
+		if (w == child)
+			break;
+	}
+	for (int i = 0; i < nr; i++)
+		drain(&rings[i]);
+	int rc = write_profile(out) == 0 ? 0 : ET_EXIT_BAD;
+	fprintf(stderr, "enormoustext record: %llu samples (%llu outside any file) written to %s\n",
+	        (unsigned long long)samples_total, (unsigned long long)samples_unknown, out);
+	if (rc)
+		return rc;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
