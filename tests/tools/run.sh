@@ -1312,6 +1312,41 @@ C
 	expect_rc 1 "an output in a directory that does not exist"
 }
 
+case_profile() {
+	printf 'enormoustext-profile 1\ngranule 4096\nobject aa /bin/a\n200000 10\n400000 30\n401000 20\nobject bb /lib/b.so\n1000 5\n' >"$W/a.prof"
+	printf 'enormoustext-profile 1\ngranule 4096\nobject aa /bin/a\n200000 40\nobject cc /lib/c.so\n3000 1\n' >"$W/b.prof"
+	t show -- "$TOOL" profile show "$W/a.prof"
+	expect_rc 0; expect_no_err
+	expect_out "^$W/a.prof: 2 object\\(s\\), granule 4096, windows of 2M\$"
+	expect_out "^/bin/a  build-id aa  60 samples\$"
+	# hottest first: the window at 0x400000 (50 of 60), then 0x200000
+	[ "$(grep -A2 '^/bin/a ' "$OUT" | sed -n 2p)" = "  window 0x400000               50 samples   83.3%  cumulative  83.3%" ] ||
+		fail "show: the hottest window is not first: $(grep -A2 '^/bin/a ' "$OUT" | sed -n 2p)"
+	expect_out "^  window 0x200000               10 samples   16.7%  cumulative 100.0%\$"
+	t svg -- "$TOOL" profile show --svg "$W/a.svg" "$W/a.prof"
+	expect_rc 0
+	head -c 4 "$W/a.svg" | grep -q '<svg' && tail -1 "$W/a.svg" | grep -q '</svg>' || fail "--svg did not write an SVG document"
+	[ "$(grep -c '<rect ' "$W/a.svg")" = 4 ] || fail "--svg: expected a background and 3 window cells, got $(grep -c '<rect ' "$W/a.svg") rects"
+	t merge -- "$TOOL" profile merge -o "$W/m.prof" "$W/a.prof" "$W/b.prof"
+	expect_rc 0; expect_no_err
+	t showm -- "$TOOL" profile show "$W/m.prof"
+	expect_out "^/bin/a  build-id aa  100 samples\$"
+	expect_out "^/lib/c.so  build-id cc  1 samples\$"
+	expect_out "^  window 0x200000               50 samples"
+	# bad input
+	printf 'enormoustext-profile 1\ngranule 8192\nobject aa /bin/a\n2000 1\n' >"$W/g.prof"
+	t granule -- "$TOOL" profile merge -o "$W/x.prof" "$W/a.prof" "$W/g.prof"
+	expect_bad 1 "profiles with different granules" "$W/g.prof: granule 8192, the others have 4096"
+	[ ! -e "$W/x.prof" ] || fail "a failed merge left $W/x.prof"
+	printf 'enormoustext-profile 1\ngranule 4096\nobject aa /bin/a\n2000 lots\n' >"$W/bad.prof"
+	t bad -- "$TOOL" profile show "$W/bad.prof"
+	expect_bad 1 "a corrupt profile" "$W/bad.prof: line 4: expected"
+	t missing -- "$TOOL" profile show "$W/none.prof"
+	expect_bad 1 "a missing profile" "$W/none.prof: [Nn]o such file"
+	t usage -- "$TOOL" profile frobnicate
+	expect_rc 2
+}
+
 case_package() {
 	# What a build uses: enormous.ld installed, the pkg-config flags, and a
 	# CMake consumer with find_package(enormoustext) + enormoustext_huge_text.

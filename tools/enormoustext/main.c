@@ -32,6 +32,7 @@ static const struct {
 	{ "perfmap", et_cmd_perfmap, "write /tmp/perf-PID.map naming the functions in moved text" },
 	{ "prime", et_cmd_prime, "bring text into the page cache as huge folios (zero-copy huge text)" },
 	{ "record", et_cmd_record, "run a program and write a profile of where its threads execute" },
+	{ "profile", et_cmd_profile, "show a profile (hottest windows, heat map) or merge profiles" },
 };
 
 static void vmsg(const char *fmt, va_list ap)

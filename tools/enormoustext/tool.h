@@ -48,6 +48,7 @@ int et_cmd_setup(int argc, char **argv);
 int et_cmd_perfmap(int argc, char **argv);
 int et_cmd_prime(int argc, char **argv);
 int et_cmd_record(int argc, char **argv);
+int et_cmd_profile(int argc, char **argv);
 
 /* ------------------------------------------------------------- JSON */
 

@@ -1,0 +1,321 @@
+/*
+ * profile.c — `enormoustext profile show|merge`: look at a profile (the
+ * format of ENORMOUSTEXT_PROFILE, parsed by the library's own parser) and
+ * combine several.
+ *
+ *   enormoustext profile show [--window SIZE] [--svg OUT] FILE
+ *   enormoustext profile merge -o OUT FILE...
+ */
+#include "tool.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void help(FILE *f)
+{
+	fprintf(f,
+	        "usage: enormoustext profile show [--window SIZE] [--svg OUT] FILE\n"
+	        "       enormoustext profile merge -o OUT FILE...\n"
+	        "\n"
+	        "show: per object of a profile (from `enormoustext record`), its windows\n"
+	        "sorted by heat with the cumulative share of the samples they cover (what\n"
+	        "ENORMOUSTEXT_HOT_COVERAGE chooses from); --svg writes a heat map of each\n"
+	        "object's text, window by window.  --window: the window size (default: the\n"
+	        "PMD size, 2M).\n"
+	        "merge: add up several profiles (runs, machines) into OUT; objects are\n"
+	        "matched by build-id; the profiles must have the same granule.\n"
+	        "\n"
+	        "Exit status: 0 done; 1 a FILE cannot be read or is not a valid profile (one\n"
+	        "line naming it and the line at fault), or OUT cannot be written; 2 usage.\n");
+}
+
+static int load(struct et_profile *p, const char *path)
+{
+	if (et_profile_load(p, path) != 0) {
+		et_tool_err("%s: %s", path, p->err);
+		return -1;
+	}
+	return 0;
+}
+
+struct win {
+	uint64_t start, samples;
+};
+
+static int by_heat(const void *a, const void *b)
+{
+	const struct win *x = a, *y = b;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The windows of object o that have samples, in address order. */
+static size_t windows_of(const struct et_profile *p, const struct et_prof_obj *o, uint64_t W, struct win **out)
+{
+	struct win *w = calloc(o->n ? o->n : 1, sizeof *w);
+	size_t n = 0;
+	if (!w) {
+		et_tool_err("out of memory");
+		exit(ET_EXIT_BAD);
+	}
+	for (uint32_t i = 0; i < o->n; i++) {
+		const struct et_prof_ent *e = &p->ents[o->first + i];
+		uint64_t s = e->vaddr & ~(W - 1);
+		if (n && w[n - 1].start == s) {
+			w[n - 1].samples += e->count;
+		} else {
+			w[n].start = s;
+			w[n].samples = e->count;
+			n++;
+		}
+	}
+	*out = w;
+	return n;
+}
+
+static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
+{
+	const int cell = 12, left = 10, top = 40, rowh = 46;
+	size_t maxcells = 1;
+	for (size_t i = 0; i < p->nobjs; i++) {
+		const struct et_prof_obj *o = &p->objs[i];
+		if (!o->n)
+			continue;
+		uint64_t lo = p->ents[o->first].vaddr & ~(W - 1);
+		uint64_t hi = p->ents[o->first + o->n - 1].vaddr & ~(W - 1);
+		size_t c = (size_t)((hi - lo) / W) + 1;
+		if (c > maxcells)
+			maxcells = c;
+	}
+	if (maxcells > 400)
+		maxcells = 400;
+	int w = left * 2 + (int)maxcells * cell + 200, h = top + (int)p->nobjs * rowh + 20;
+	if (w < 640)
+		w = 640;
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+	           "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h);
+	fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"13\">samples per %llu KiB window of each object's text "
+	           "(darker: hotter)</text>\n", left, (unsigned long long)(W >> 10));
+	for (size_t i = 0; i < p->nobjs; i++) {
+		const struct et_prof_obj *o = &p->objs[i];
+		int y = top + (int)i * rowh;
+		const char *path = et_profile_path(p, o);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">", left, y + 10);
+		for (const char *c = path; *c; c++) {
+			if (*c == '<') fputs("&lt;", f);
+			else if (*c == '>') fputs("&gt;", f);
+			else if (*c == '&') fputs("&amp;", f);
+			else fputc(*c, f);
+		}
+		fprintf(f, " (%llu samples)</text>\n", (unsigned long long)o->total);
+		struct win *ws;
+		size_t n = windows_of(p, o, W, &ws);
+		uint64_t max = 1, lo = n ? ws[0].start : 0;
+		for (size_t k = 0; k < n; k++)
+			if (ws[k].samples > max)
+				max = ws[k].samples;
+		for (size_t k = 0; k < n; k++) {
+			size_t c = (size_t)((ws[k].start - lo) / W);
+			if (c >= maxcells)
+				break;
+			int shade = 255 - (int)(200 * ws[k].samples / max) - 20;
+			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"20\" fill=\"rgb(255,%d,%d)\" "
+			           "stroke=\"#ccc\"><title>0x%llx: %llu samples</title></rect>\n",
+			        left + (int)c * cell, y + 16, cell, shade, shade, (unsigned long long)ws[k].start,
+			        (unsigned long long)ws[k].samples);
+		}
+		free(ws);
+	}
+	fputs("</svg>\n", f);
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "window", required_argument, NULL, 'w' },
+		{ "svg", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct et_sysinfo si;
+	et_sysinfo_read_pmd(&si, "/");
+	uint64_t W = si.pmd_size;
+	const char *svg = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:w:s:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'w':
+			if (et_parse_size(optarg, &W) != 0 || W < 4096 || (W & (W - 1)))
+				return et_tool_usage("--window takes a power of two of at least 4K, not '%s'", optarg);
+			break;
+		case 's': svg = optarg; break;
+		case 'h': help(stdout); return ET_EXIT_OK;
+		default: return et_tool_bad_option(c, argv, optind);
+		}
+	}
+	if (optind + 1 != argc)
+		return et_tool_usage("give one profile FILE");
+	struct et_profile p;
+	if (load(&p, argv[optind]) != 0)
+		return ET_EXIT_BAD;
+	char ws[16];
+	et_tool_size(ws, sizeof ws, W);
+	printf("%s: %zu object(s), granule %llu, windows of %s\n", argv[optind], p.nobjs,
+	       (unsigned long long)p.granule, ws);
+	for (size_t i = 0; i < p.nobjs; i++) {
+		const struct et_prof_obj *o = &p.objs[i];
+		printf("%s  build-id %s  %llu samples\n", et_profile_path(&p, o), o->build_id,
+		       (unsigned long long)o->total);
+		struct win *w;
+		size_t n = windows_of(&p, o, W, &w);
+		qsort(w, n, sizeof *w, by_heat);
+		uint64_t cum = 0;
+		for (size_t k = 0; k < n; k++) {
+			cum += w[k].samples;
+			printf("  window 0x%-12llx %10llu samples  %5.1f%%  cumulative %5.1f%%\n",
+			       (unsigned long long)w[k].start, (unsigned long long)w[k].samples,
+			       o->total ? 100.0 * (double)w[k].samples / (double)o->total : 0.0,
+			       o->total ? 100.0 * (double)cum / (double)o->total : 0.0);
+		}
+		free(w);
+	}
+	int rc = ET_EXIT_OK;
+	if (svg) {
+		FILE *f = fopen(svg, "w");
+		if (!f) {
+			et_tool_err("%s: %s", svg, strerror(errno));
+			rc = ET_EXIT_BAD;
+		} else {
+			svg_heatmap(f, &p, W);
+			if (fclose(f) != 0) {
+				et_tool_err("%s: %s", svg, strerror(errno));
+				rc = ET_EXIT_BAD;
+			}
+		}
+	}
+	et_profile_free(&p);
+	return rc;
+}
+
+struct acc {
+	char build_id[41];
+	char path[512];
+	uint64_t vaddr, count;
+};
+
+static int by_obj_addr(const void *a, const void *b)
+{
+	const struct acc *x = a, *y = b;
+	int c = strcmp(x->build_id, y->build_id);
+	if (c)
+		return c;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+static int cmd_merge(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'h': help(stdout); return ET_EXIT_OK;
+		default: return et_tool_bad_option(c, argv, optind);
+		}
+	}
+	if (!out)
+		return et_tool_usage("give the profile to write: -o OUT");
+	if (optind >= argc)
+		return et_tool_usage("give the profiles to merge");
+	struct acc *all = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t granule = 0;
+	for (int a = optind; a < argc; a++) {
+		struct et_profile p;
+		if (load(&p, argv[a]) != 0) {
+			free(all);
+			return ET_EXIT_BAD;
+		}
+		if (granule && p.granule != granule) {
+			et_tool_err("%s: granule %llu, the others have %llu: cannot merge", argv[a],
+			            (unsigned long long)p.granule, (unsigned long long)granule);
+			et_profile_free(&p);
+			free(all);
+			return ET_EXIT_BAD;
+		}
+		granule = p.granule;
+		for (size_t i = 0; i < p.nobjs; i++)
+			for (uint32_t k = 0; k < p.objs[i].n; k++) {
+				if (n == cap) {
+					cap = cap ? cap * 2 : 1024;
+					struct acc *q = realloc(all, cap * sizeof *all);
+					if (!q) {
+						et_tool_err("out of memory");
+						exit(ET_EXIT_BAD);
+					}
+					all = q;
+				}
+				struct acc *x = &all[n++];
+				memcpy(x->build_id, p.objs[i].build_id, sizeof x->build_id);
+				et_strlcpy(x->path, et_profile_path(&p, &p.objs[i]), sizeof x->path);
+				x->vaddr = p.ents[p.objs[i].first + k].vaddr;
+				x->count = p.ents[p.objs[i].first + k].count;
+			}
+		et_profile_free(&p);
+	}
+	qsort(all, n, sizeof *all, by_obj_addr);
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		et_tool_err("%s: %s", out, strerror(errno));
+		free(all);
+		return ET_EXIT_BAD;
+	}
+	fprintf(f, "enormoustext-profile 1\ngranule %llu\n# merged from %d profile(s)\n",
+	        (unsigned long long)granule, argc - optind);
+	for (size_t i = 0; i < n;) {
+		fprintf(f, "object %s %s\n", all[i].build_id, all[i].path);
+		size_t j = i;
+		while (j < n && !strcmp(all[j].build_id, all[i].build_id)) {
+			uint64_t sum = 0, va = all[j].vaddr;
+			for (; j < n && !strcmp(all[j].build_id, all[i].build_id) && all[j].vaddr == va; j++)
+				sum = sum > UINT64_MAX - all[j].count ? UINT64_MAX : sum + all[j].count;
+			fprintf(f, "%llx %llu\n", (unsigned long long)va, (unsigned long long)sum);
+		}
+		i = j;
+	}
+	free(all);
+	if (fclose(f) != 0 || rename(tmp, out) != 0) {
+		et_tool_err("%s: %s", out, strerror(errno));
+		unlink(tmp);
+		return ET_EXIT_BAD;
+	}
+	return ET_EXIT_OK;
+}
+
+int et_cmd_profile(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		help(argc < 2 ? stderr : stdout);
+		return argc < 2 ? ET_EXIT_USAGE : ET_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "show"))
+		return cmd_show(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "merge"))
+		return cmd_merge(argc - 1, argv + 1);
+	return et_tool_usage("no profile subcommand '%s' (show, merge)", argv[1]);
+}
