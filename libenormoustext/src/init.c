@@ -481,6 +481,14 @@ static void choose_hot(struct et_run *run)
 				if (!strcmp(et_profile_path(&g_profile, &g_profile.objs[k]), o->path))
 					et_log(0, "ENORMOUSTEXT_PROFILE=%s: recorded for another build of %s: not used for it",
 					       run->opt.profile, o->path);
+			if (run->opt.profile_strict)
+				for (uint32_t k = 0; k < o->nwindows; k++) {
+					struct et_window *w = &run->wins[o->first_window + k];
+					if (w->candidate) {
+						w->candidate = false;
+						w->reason = ET_R_NOT_PROFILED;
+					}
+				}
 			continue;
 		}
 		total += po->total;

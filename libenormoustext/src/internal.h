@@ -52,7 +52,8 @@ enum et_option_id {
 	ET_OPT_PRIME,        /* ENORMOUSTEXT_PRIME */
 	ET_OPT_PROFILE,      /* ENORMOUSTEXT_PROFILE */
 	ET_OPT_HOT_COVERAGE, /* ENORMOUSTEXT_HOT_COVERAGE */
-	ET_OPT_HOT_BUDGET,   /* ENORMOUSTEXT_HOT_BUDGET */      /* ENORMOUSTEXT_PERFMAP */
+	ET_OPT_HOT_BUDGET,   /* ENORMOUSTEXT_HOT_BUDGET */
+	ET_OPT_PROFILE_STRICT,/* ENORMOUSTEXT_PROFILE_STRICT */      /* ENORMOUSTEXT_PERFMAP */
 	ET_OPT__COUNT
 };
 
@@ -71,6 +72,7 @@ struct et_options {
 	const char *profile;       /* hot windows only, from this profile (NULL: all) */
 	unsigned hot_coverage;     /* percent of the samples the chosen windows cover */
 	uint64_t hot_budget;       /* at most this many bytes of windows (0: no limit) */
+	bool profile_strict;       /* objects the profile does not have are left alone */
 };
 
 /* How one option is described: the table in options.c is the only place
@@ -185,9 +187,12 @@ enum et_reason {
 	ET_R_FILE_CHANGED,    /* file backend: the file at the path is not the one mapped */
 	ET_R_PAD_NOT_FREE,    /* padding: the rest of the window is not free address space */
 	ET_R_COLD,            /* profile: not among the hot windows */
+	ET_R_NOT_PROFILED,    /* profile (strict): the profile does not have this object */
 	ET_R_PROFILE,         /* profile: unusable, so nothing is moved */
 	ET_R__COUNT
 };
+/* reason_mask holds one bit per reason */
+_Static_assert(ET_R__COUNT <= 32, "more reasons than reason_mask has bits");
 ET_HIDDEN const char *et_reason_text(enum et_reason r);
 
 struct et_object {

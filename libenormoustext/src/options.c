@@ -42,6 +42,8 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"with a profile: the hottest windows covering this share of samples" },
 	[ET_OPT_HOT_BUDGET] = { "ENORMOUSTEXT_HOT_BUDGET", "0", "a size in bytes with optional K/M/G suffix",
 		"with a profile: at most this much text moved; 0 no limit" },
+	[ET_OPT_PROFILE_STRICT] = { "ENORMOUSTEXT_PROFILE_STRICT", "0", "1/0, on/off, yes/no, true/false",
+		"with a profile: leave alone the objects it does not have" },
 };
 
 const struct et_option_desc *et_option_table(size_t *count)
@@ -243,6 +245,9 @@ int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, vo
 		}
 		case ET_OPT_HOT_BUDGET:
 			ok = et_parse_size(v, &o->hot_budget);
+			break;
+		case ET_OPT_PROFILE_STRICT:
+			ok = et_parse_bool(v, &o->profile_strict);
 			break;
 		case ET_OPT__COUNT:
 			break;

@@ -41,6 +41,7 @@ static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_FILE_CHANGED] = "the file at the object's path is not the one mapped",
 	[ET_R_PAD_NOT_FREE] = "the rest of the partial window is not free",
 	[ET_R_COLD] = "cold: not among the hot windows of ENORMOUSTEXT_PROFILE",
+	[ET_R_NOT_PROFILED] = "not in ENORMOUSTEXT_PROFILE (ENORMOUSTEXT_PROFILE_STRICT)",
 	[ET_R_PROFILE] = "ENORMOUSTEXT_PROFILE cannot be used: nothing moved",
 };
 

@@ -892,6 +892,15 @@ profile.hot)
 	k=$(obj_str "$D/b.json" exe window_kinds)
 	echo "-- budget 2M: program $k"
 	[ "$k" = ".c..." ] || fail "budget 2M: program '$k', expected .c..."
+	# strict: the library, which the profile does not have, is left alone
+	grep -v "^object $bl\|^200000 10" "$D/p.prof" >"$D/exe-only.prof"
+	run strict ENORMOUSTEXT_PROFILE="$D/exe-only.prof" ENORMOUSTEXT_PROFILE_STRICT=1 ENORMOUSTEXT_REPORT="$D/s.json" -- ./bigtext
+	k=$(obj_str "$D/s.json" exe window_kinds); l=$(obj_str "$D/s.json" lib window_kinds)
+	echo "-- strict: program $k, library $l"
+	[ "$k" = ".c.c." ] && [ "$l" = "....." ] || fail "strict: program '$k', library '$l'; expected .c.c. and ....."
+	run lenient ENORMOUSTEXT_PROFILE="$D/exe-only.prof" ENORMOUSTEXT_REPORT="$D/n.json" -- ./bigtext
+	l=$(obj_str "$D/n.json" lib window_kinds)
+	[ "$l" = "ccccc" ] || fail "not strict: the library the profile does not have should follow the normal rules, got '$l'"
 	# unusable profiles: missing, corrupt, another build
 	run missing ENORMOUSTEXT_PROFILE="$D/nope.prof" -- ./bigtext --expect-none
 	[ "$RC" -eq 0 ] || fail "a missing profile: $(bigtext_says)"
