@@ -185,9 +185,53 @@ static void add_map(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, c
 	maps[nmaps++] = (struct map){ pid, addr, len, pgoff, path[0] == '/' ? file_index(path, build_id) : -1 };
 }
 
+/* Mappings made before the events were enabled (the program and its
+ * interpreter, mapped by exec itself) have no MMAP2 record: for a sample
+ * that no recorded mapping covers, read the process's maps, once per pid
+ * (while it lives). */
+static uint32_t maps_read_for[256];
+static size_t nmaps_read;
+
+static bool read_proc_maps(uint32_t pid)
+{
+	for (size_t i = 0; i < nmaps_read; i++)
+		if (maps_read_for[i] == pid)
+			return false;
+	if (nmaps_read < sizeof maps_read_for / sizeof *maps_read_for)
+		maps_read_for[nmaps_read++] = pid;
+	char path[64], line[1024];
+	snprintf(path, sizeof path, "/proc/%u/maps", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool added = false;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long lo, hi, off;
+		char perms[8];
+		int n = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off, &n) < 4 || perms[2] != 'x' || !n)
+			continue;
+		char *name = line + n;
+		name[strcspn(name, "\n")] = '\0';
+		if (name[0] != '/')
+			continue;
+		bool known = false;
+		for (size_t i = 0; i < nmaps && !known; i++)
+			known = maps[i].pid == pid && maps[i].addr == lo;
+		if (!known) {
+			add_map(pid, lo, hi - lo, off, name, NULL);
+			added = true;
+		}
+	}
+	fclose(f);
+	return added;
+}
+
 static void count_sample(uint32_t pid, uint64_t ip)
 {
 	samples_total++;
+	bool again = true;
+retry:
 	for (size_t i = 0; i < nmaps; i++) {
 		struct map *m = &maps[i];
 		if (m->pid != pid || ip < m->addr || ip >= m->addr + m->len)
@@ -212,6 +256,11 @@ static void count_sample(uint32_t pid, uint64_t ip)
 			return;
 		}
 		break;
+	}
+	if (again) {
+		again = false;
+		if (read_proc_maps(pid))
+			goto retry;
 	}
 	samples_unknown++;
 }
