@@ -174,7 +174,8 @@ static int cmd_show(int argc, char **argv)
 		       (unsigned long long)o->total);
 		struct win *w;
 		size_t n = windows_of(&p, o, W, &w);
-		qsort(w, n, sizeof *w, by_heat);
+		if (n)
+			qsort(w, n, sizeof *w, by_heat);
 		uint64_t cum = 0;
 		for (size_t k = 0; k < n; k++) {
 			cum += w[k].samples;
@@ -276,7 +277,8 @@ static int cmd_merge(int argc, char **argv)
 			}
 		et_profile_free(&p);
 	}
-	qsort(all, n, sizeof *all, by_obj_addr);
+	if (n)
+		qsort(all, n, sizeof *all, by_obj_addr);
 	char tmp[4096];
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
 	FILE *f = fopen(tmp, "w");

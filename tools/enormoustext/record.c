@@ -339,7 +339,8 @@ static int write_profile(const char *out)
 		et_tool_err("%s: %s", out, strerror(errno));
 		return -1;
 	}
-	qsort(counts, ncounts, sizeof *counts, by_file_granule);
+	if (ncounts)
+		qsort(counts, ncounts, sizeof *counts, by_file_granule);
 	fprintf(f, "enormoustext-profile 1\ngranule %u\n", GRANULE);
 	fprintf(f, "# recorded by enormoustext record: %llu samples, %llu outside any file\n",
 	        (unsigned long long)samples_total, (unsigned long long)samples_unknown);
@@ -451,6 +452,7 @@ int et_cmd_record(int argc, char **argv)
 			            " (kernel.perf_event_paranoid too high for this user?)" : "");
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
+			free(rings);
 			return ET_EXIT_BAD;
 		}
 		size_t len = (size_t)(RING_PAGES + 1) * (size_t)pg;
@@ -459,12 +461,14 @@ int et_cmd_record(int argc, char **argv)
 			et_tool_err("mmap of the sample buffer: %s", strerror(errno));
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
+			free(rings);
 			return ET_EXIT_BAD;
 		}
 		rings[nr++] = (struct ring){ (int)fd, m, (char *)m + pg, (uint64_t)RING_PAGES * (uint64_t)pg };
 	}
-	if (write(go[1], "g", 1) != 1) {
+	if (!rings || write(go[1], "g", 1) != 1) {
 		et_tool_err("cannot start %s", argv[optind]);
+		free(rings);
 		return ET_EXIT_BAD;
 	}
 	close(go[1]);
@@ -484,9 +488,16 @@ int et_cmd_record(int argc, char **argv)
 		if (w == child)
 			break;
 	}
-	for (int i = 0; i < nr; i++)
+	for (int i = 0; i < nr; i++) {
 		drain(&rings[i]);
+		munmap(rings[i].meta, (size_t)(RING_PAGES + 1) * (size_t)pg);
+		close(rings[i].fd);
+	}
+	free(rings);
 	int rc = write_profile(out) == 0 ? 0 : ET_EXIT_BAD;
+	free(maps);
+	free(files);
+	free(counts);
 	fprintf(stderr, "enormoustext record: %llu samples (%llu outside any file) written to %s\n",
 	        (unsigned long long)samples_total, (unsigned long long)samples_unknown, out);
 	if (rc)
