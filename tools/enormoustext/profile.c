@@ -5,10 +5,13 @@
  *
  *   enormoustext profile show [--window SIZE] [--svg OUT] FILE
  *   enormoustext profile merge -o OUT FILE...
+ *   enormoustext profile order --object FILE [--format lld|ld] PROFILE
  */
 #include "tool.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@ static void help(FILE *f)
 	fprintf(f,
 	        "usage: enormoustext profile show [--window SIZE] [--svg OUT] FILE\n"
 	        "       enormoustext profile merge -o OUT FILE...\n"
+	        "       enormoustext profile order --object FILE [--format lld|ld] PROFILE\n"
 	        "\n"
 	        "show: per object of a profile (from `enormoustext record`), its windows\n"
 	        "sorted by heat with the cumulative share of the samples they cover (what\n"
@@ -27,6 +31,9 @@ static void help(FILE *f)
 	        "PMD size, 2M).\n"
 	        "merge: add up several profiles (runs, machines) into OUT; objects are\n"
 	        "matched by build-id; the profiles must have the same granule.\n"
+	        "order: the functions of FILE (matched by build-id) hottest first, for the\n"
+	        "linker to pack the hot ones together: lld --symbol-ordering-file (the\n"
+	        "default), or --format ld, a GNU ld script for -ffunction-sections builds.\n"
 	        "\n"
 	        "Exit status: 0 done; 1 a FILE cannot be read or is not a valid profile (one\n"
 	        "line naming it and the line at fault), or OUT cannot be written; 2 usage.\n");
@@ -309,6 +316,181 @@ static int cmd_merge(int argc, char **argv)
 	return ET_EXIT_OK;
 }
 
+/* ---- order: a function order for the linker, hottest first ----------- */
+
+struct fn {
+	char *name;
+	uint64_t addr, size;
+	double heat;
+};
+
+static int by_fn_heat(const void *a, const void *b)
+{
+	const struct fn *x = a, *y = b;
+	if (x->heat != y->heat)
+		return x->heat > y->heat ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The GNU build-id of an ELF file, in hex ("" when it has none). */
+static void file_build_id(Elf *e, char out[41])
+{
+	out[0] = '\0';
+	size_t n = 0;
+	if (elf_getphdrnum(e, &n) != 0)
+		return;
+	for (size_t i = 0; i < n && !out[0]; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		if (!d)
+			continue;
+		size_t off = 0, name, desc;
+		GElf_Nhdr nh;
+		while ((off = gelf_getnote(d, off, &nh, &name, &desc)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + name, "GNU", 4) && nh.n_descsz <= 20) {
+				static const char hx[] = "0123456789abcdef";
+				const unsigned char *b = (const unsigned char *)d->d_buf + desc;
+				for (size_t k = 0; k < nh.n_descsz; k++) {
+					out[2 * k] = hx[b[k] >> 4];
+					out[2 * k + 1] = hx[b[k] & 15];
+				}
+				out[2 * nh.n_descsz] = '\0';
+				break;
+			}
+		}
+	}
+}
+
+static int cmd_order(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "object", required_argument, NULL, 'b' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *objpath = NULL, *format = "lld";
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:b:f:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b': objpath = optarg; break;
+		case 'f':
+			if (strcmp(optarg, "lld") && strcmp(optarg, "ld"))
+				return et_tool_usage("--format takes lld or ld, not '%s'", optarg);
+			format = optarg;
+			break;
+		case 'h': help(stdout); return ET_EXIT_OK;
+		default: return et_tool_bad_option(c, argv, optind);
+		}
+	}
+	if (!objpath)
+		return et_tool_usage("give the object to order: --object FILE");
+	if (optind + 1 != argc)
+		return et_tool_usage("give one profile FILE");
+	struct et_profile p;
+	if (load(&p, argv[optind]) != 0)
+		return ET_EXIT_BAD;
+	int rc = ET_EXIT_BAD;
+	struct fn *fns = NULL;
+	size_t nf = 0, cap = 0;
+	Elf *e = NULL;
+	int fd = open(objpath, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		et_tool_err("%s: %s", objpath, strerror(errno));
+		goto out;
+	}
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		et_tool_err("%s: not an ELF file", objpath);
+		goto out;
+	}
+	char bid[41];
+	file_build_id(e, bid);
+	const struct et_prof_obj *o = et_profile_find(&p, bid);
+	if (!o) {
+		et_tool_err("%s: the profile has no samples for this file (build-id %s)", objpath,
+		            bid[0] ? bid : "none");
+		goto out;
+	}
+	/* its functions: .symtab, else .dynsym */
+	for (int pass = 0; pass < 2 && nf == 0; pass++) {
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
+				continue;
+			Elf_Data *d = elf_getdata(scn, NULL);
+			size_t count = d ? sh.sh_size / sh.sh_entsize : 0;
+			for (size_t i = 0; i < count; i++) {
+				GElf_Sym s;
+				if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_size ||
+				    s.st_shndx == SHN_UNDEF)
+					continue;
+				const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+				if (!name || !name[0])
+					continue;
+				if (nf == cap) {
+					cap = cap ? cap * 2 : 1024;
+					struct fn *q = realloc(fns, cap * sizeof *fns);
+					if (!q) {
+						et_tool_err("out of memory");
+						goto out;
+					}
+					fns = q;
+				}
+				fns[nf].name = strdup(name);
+				fns[nf].addr = s.st_value;
+				fns[nf].size = s.st_size;
+				/* its share of each granule it overlaps */
+				double h = 0;
+				uint64_t G = p.granule;
+				for (uint64_t g = s.st_value & ~(G - 1); g < s.st_value + s.st_size; g += G) {
+					uint64_t lo = g > s.st_value ? g : s.st_value;
+					uint64_t hi = g + G < s.st_value + s.st_size ? g + G : s.st_value + s.st_size;
+					uint64_t cnt = et_profile_heat(&p, o, g, g + G);
+					if (cnt)
+						h += (double)cnt * (double)(hi - lo) / (double)G;
+				}
+				fns[nf].heat = h;
+				nf++;
+			}
+		}
+	}
+	if (nf)
+		qsort(fns, nf, sizeof *fns, by_fn_heat);
+	if (!strcmp(format, "ld"))
+		printf("/* hot functions first: link with -ffunction-sections and -Wl,-T,THIS_FILE */\n"
+		       "SECTIONS\n{\n  .text.enormous_order :\n  {\n");
+	for (size_t i = 0; i < nf && fns[i].heat > 0; i++) {
+		if (i && fns[i].addr == fns[i - 1].addr)
+			continue;                 /* an alias */
+		if (!strcmp(format, "ld"))
+			printf("    *(.text.%s .text.hot.%s .text.unlikely.%s .text.startup.%s)\n", fns[i].name,
+			       fns[i].name, fns[i].name, fns[i].name);
+		else
+			printf("%s\n", fns[i].name);
+	}
+	if (!strcmp(format, "ld"))
+		printf("  }\n}\nINSERT BEFORE .text;\n");
+	rc = ET_EXIT_OK;
+out:
+	for (size_t i = 0; i < nf; i++)
+		free(fns[i].name);
+	free(fns);
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	et_profile_free(&p);
+	return rc;
+}
+
 int et_cmd_profile(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -319,5 +501,7 @@ int et_cmd_profile(int argc, char **argv)
 		return cmd_show(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "merge"))
 		return cmd_merge(argc - 1, argv + 1);
-	return et_tool_usage("no profile subcommand '%s' (show, merge)", argv[1]);
+	if (!strcmp(argv[1], "order"))
+		return cmd_order(argc - 1, argv + 1);
+	return et_tool_usage("no profile subcommand '%s' (show, merge, order)", argv[1]);
 }

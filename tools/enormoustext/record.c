@@ -8,7 +8,7 @@
  * which file each executable mapping holds (with its build-id, Linux 5.12+);
  * each sample is attributed to (build-id, address in the object's own ELF
  * address space) through the object's program headers, and counted per
- * 4 KiB granule.  When COMMAND exits, the profile is written (beside FILE,
+ * 64-byte granule.  When COMMAND exits, the profile is written (beside FILE,
  * renamed into place).  Samples in anonymous memory (JIT code, text moved
  * by the library as copies) belong to no file and are counted as such.
  */
@@ -29,7 +29,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define GRANULE 4096u
+/* 64 bytes (a cache line): fine enough to tell functions apart for
+ * `profile order`, and windows add them up anyway */
+#define GRANULE 64u
 #define RING_PAGES 64            /* data pages per CPU (a power of two) */
 
 static void help(FILE *f)
@@ -39,7 +41,7 @@ static void help(FILE *f)
 	        "\n"
 	        "Run COMMAND, sample where its threads (and its children's) execute, and write\n"
 	        "a profile for ENORMOUSTEXT_PROFILE: per object (by build-id), samples per\n"
-	        "4 KiB of its text.  Uses perf_event_open's cpu-clock event (no hardware PMU\n"
+	        "64 bytes of its text.  Uses perf_event_open's cpu-clock event (no hardware PMU\n"
 	        "needed; kernel.perf_event_paranoid <= 2 for a user's own programs).  Run\n"
 	        "COMMAND without the library's anonymous copies (ENORMOUSTEXT_BACKEND=file, or\n"
 	        "without the library): samples in anonymous memory belong to no file.\n"
@@ -185,6 +187,49 @@ static void add_map(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, c
 	maps[nmaps++] = (struct map){ pid, addr, len, pgoff, path[0] == '/' ? file_index(path, build_id) : -1 };
 }
 
+/* counts by (file, granule): an open-addressing table of indexes into counts[] */
+static uint32_t *slots;
+static size_t nslots;
+
+static size_t slot_of(int file, uint64_t g)
+{
+	uint64_t h = (g * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(unsigned)file * 0xc2b2ae3d27d4eb4full);
+	return (size_t)(h >> 20) & (nslots - 1);
+}
+
+static void add_count(int file, uint64_t g)
+{
+	if (ncounts * 2 >= nslots) {
+		size_t n = nslots ? nslots * 2 : 4096;
+		uint32_t *t = calloc(n, sizeof *t);
+		if (!t) {
+			et_tool_err("out of memory");
+			exit(ET_EXIT_BAD);
+		}
+		free(slots);
+		slots = t;
+		nslots = n;
+		for (size_t k = 0; k < ncounts; k++) {
+			size_t i = slot_of(counts[k].file, counts[k].granule);
+			while (slots[i])
+				i = (i + 1) & (nslots - 1);
+			slots[i] = (uint32_t)k + 1;
+		}
+	}
+	size_t i = slot_of(file, g);
+	while (slots[i]) {
+		struct count *c = &counts[slots[i] - 1];
+		if (c->file == file && c->granule == g) {
+			c->n++;
+			return;
+		}
+		i = (i + 1) & (nslots - 1);
+	}
+	counts = grow(counts, &capcounts, ncounts + 1, sizeof *counts);
+	counts[ncounts] = (struct count){ file, g, 1 };
+	slots[i] = (uint32_t)++ncounts;
+}
+
 /* Mappings made before the events were enabled (the program and its
  * interpreter, mapped by exec itself) have no MMAP2 record: for a sample
  * that no recorded mapping covers, read the process's maps, once per pid
@@ -246,13 +291,7 @@ retry:
 			if (off < f->segs[s].off || off >= f->segs[s].off + f->segs[s].filesz)
 				continue;
 			uint64_t g = (f->segs[s].vaddr + (off - f->segs[s].off)) / GRANULE;
-			for (size_t k = 0; k < ncounts; k++)
-				if (counts[k].file == m->file && counts[k].granule == g) {
-					counts[k].n++;
-					return;
-				}
-			counts = grow(counts, &capcounts, ncounts + 1, sizeof *counts);
-			counts[ncounts++] = (struct count){ m->file, g, 1 };
+			add_count(m->file, g);
 			return;
 		}
 		break;
@@ -498,6 +537,7 @@ int et_cmd_record(int argc, char **argv)
 	free(maps);
 	free(files);
 	free(counts);
+	free(slots);
 	fprintf(stderr, "enormoustext record: %llu samples (%llu outside any file) written to %s\n",
 	        (unsigned long long)samples_total, (unsigned long long)samples_unknown, out);
 	if (rc)
