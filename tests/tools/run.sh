@@ -1310,6 +1310,21 @@ C
 	[ -n "$top" ] && [ -n "$size" ] || fail "no samples for the program, or no size for spin_here"
 	[ $((16#$top + 64)) -gt $((16#$fn)) ] && [ $((16#$top)) -lt $((16#$fn + 16#$size)) ] ||
 		fail "the hottest granule is at $top, spin_here is [$fn, +$size)"
+	# the same from an existing perf record, through perf script
+	if command -v perf >/dev/null && perf record -q -e cpu-clock -o "$W/perf.data" -- "$W/spin" >/dev/null 2>&1; then
+		perf script -i "$W/perf.data" -F pid,ip --show-mmap-events >"$W/ps.txt" 2>/dev/null
+		t import -- "$TOOL" record -o "$W/imp.prof" --from-perf-script "$W/ps.txt"
+		expect_rc 0 "record --from-perf-script"
+		grep -q "^object $bid $W/spin\$" "$W/imp.prof" || fail "the imported profile does not name the program"
+		top=$(awk -v b="$bid" '$1 == "object" { o = ($2 == b) } o && $1 ~ /^[0-9a-f]+$/ { if ($2 > m) { m = $2; a = $1 } } END { print a }' "$W/imp.prof")
+		[ $((16#$top + 64)) -gt $((16#$fn)) ] && [ $((16#$top)) -lt $((16#$fn + 16#$size)) ] ||
+			fail "imported: the hottest granule is at $top, spin_here is [$fn, +$size)"
+		printf 'nothing useful\n' >"$W/junk.txt"
+		t junk -- "$TOOL" record -o "$W/j.prof" --from-perf-script "$W/junk.txt"
+		expect_bad 1 "perf script output without samples" "junk.txt: no samples or mappings"
+	else
+		echo "   (perf cannot record here: --from-perf-script is not checked)"
+	fi
 	# usage errors
 	t noout -- "$TOOL" record -- true
 	expect_rc 2

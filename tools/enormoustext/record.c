@@ -38,6 +38,7 @@ static void help(FILE *f)
 {
 	fprintf(f,
 	        "usage: enormoustext record -o FILE [--frequency HZ] [--] COMMAND [ARGS...]\n"
+	        "       enormoustext record -o FILE --from-perf-script TEXT\n"
 	        "\n"
 	        "Run COMMAND, sample where its threads (and its children's) execute, and write\n"
 	        "a profile for ENORMOUSTEXT_PROFILE: per object (by build-id), samples per\n"
@@ -48,6 +49,10 @@ static void help(FILE *f)
 	        "\n"
 	        "  -o, --output FILE     the profile to write (required)\n"
 	        "  -F, --frequency HZ    samples per second per thread (default 999)\n"
+	        "      --from-perf-script TEXT\n"
+	        "                        instead of running a COMMAND, read the output of\n"
+	        "                        `perf script -F pid,ip --show-mmap-events` (- for stdin)\n"
+	        "                        of an existing `perf record`\n"
 	        "  -h, --help            this help\n"
 	        "\n"
 	        "Exit status: COMMAND's; 1 when sampling cannot start or FILE cannot be\n"
@@ -403,15 +408,73 @@ static int write_profile(const char *out)
 	return 0;
 }
 
+/* `--from-perf-script TEXT`: the output of
+ *   perf script -F pid,ip --show-mmap-events
+ * for an existing `perf record` (of the cpu-clock or any other event):
+ * mapping lines and sample lines, attributed the same way. */
+static int import_perf_script(const char *in, const char *out)
+{
+	FILE *f = strcmp(in, "-") ? fopen(in, "r") : stdin;
+	if (!f) {
+		et_tool_err("%s: %s", in, strerror(errno));
+		return ET_EXIT_BAD;
+	}
+	char line[8192];
+	size_t lineno = 0, used = 0;
+	while (fgets(line, sizeof line, f)) {
+		lineno++;
+		unsigned pid;
+		unsigned long long ip, addr, len, pgoff;
+		int n = 0;
+		char *mm = strstr(line, "PERF_RECORD_MMAP");
+		if (mm) {
+			/* "PERF_RECORD_MMAP2 PID/TID: [0xADDR(0xLEN) @ 0xPGOFF ...]: r-xp PATH" */
+			char *br = strchr(mm, '[');
+			char *end = br ? strstr(br, "]: ") : NULL;
+			if (!br || !end || sscanf(mm, "PERF_RECORD_MMAP%*[2] %u/", &pid) < 1)
+				if (!br || !end || sscanf(mm, "PERF_RECORD_MMAP %u/", &pid) != 1)
+					continue;
+			if (sscanf(br, "[0x%llx(0x%llx) @ %llx", &addr, &len, &pgoff) != 3)
+				continue;
+			char *perms = end + 3, *path = strchr(perms, ' ');
+			if (!path)
+				continue;
+			path++;
+			path[strcspn(path, "\n")] = '\0';
+			/* MMAP2 lines say r-xp, MMAP lines only "x" */
+			if (strchr(perms, 'x') && strchr(perms, 'x') < path)
+				add_map(pid, addr, len, pgoff, path, NULL);
+			used++;
+			continue;
+		}
+		if (sscanf(line, " %u %llx %n", &pid, &ip, &n) == 2 && n > 0) {
+			count_sample(pid, ip);
+			used++;
+		}
+	}
+	if (f != stdin)
+		fclose(f);
+	if (used == 0) {
+		et_tool_err("%s: no samples or mappings (use: perf script -F pid,ip --show-mmap-events)", in);
+		return ET_EXIT_BAD;
+	}
+	(void)lineno;
+	int rc = write_profile(out) == 0 ? ET_EXIT_OK : ET_EXIT_BAD;
+	fprintf(stderr, "enormoustext record: %llu samples (%llu outside any file) from %s written to %s\n",
+	        (unsigned long long)samples_total, (unsigned long long)samples_unknown, in, out);
+	return rc;
+}
+
 int et_cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "frequency", required_argument, NULL, 'F' },
+		{ "from-perf-script", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL;
+	const char *out = NULL, *from = NULL;
 	uint64_t hz = 999;
 	int c;
 	opterr = 0;
@@ -422,12 +485,22 @@ int et_cmd_record(int argc, char **argv)
 			if (et_tool_parse_u64(optarg, &hz) != 0 || hz < 1 || hz > 100000)
 				return et_tool_usage("--frequency takes 1 to 100000, not '%s'", optarg);
 			break;
+		case 'p': from = optarg; break;
 		case 'h': help(stdout); return ET_EXIT_OK;
 		default: return et_tool_bad_option(c, argv, optind);
 		}
 	}
 	if (!out)
 		return et_tool_usage("give the profile to write: -o FILE");
+	if (from) {
+		if (optind < argc)
+			return et_tool_usage("--from-perf-script takes no COMMAND");
+		if (elf_version(EV_CURRENT) == EV_NONE) {
+			et_tool_err("libelf: %s", elf_errmsg(-1));
+			return ET_EXIT_BAD;
+		}
+		return import_perf_script(from, out);
+	}
 	if (optind >= argc)
 		return et_tool_usage("give the COMMAND to run");
 	if (elf_version(EV_CURRENT) == EV_NONE) {
