@@ -1052,6 +1052,12 @@ __attribute__((constructor)) static void et_constructor(void)
 	env_snapshot_take(&c);
 	et_options_parse(&run->opt, env_get, env_warn, &c);
 	bool silenced = run->opt.verbose_set && run->opt.verbose == 0;
+	/* recording is independent of moving text (a baseline can be recorded
+	 * with ENORMOUSTEXT=0) */
+	if (run->opt.record) {
+		et_log_setup(run->opt.verbose, silenced);
+		et_record_start(run->opt.record);
+	}
 	if (!run->opt.enabled)
 		run->reason = ET_R_OFF;
 

@@ -53,7 +53,8 @@ enum et_option_id {
 	ET_OPT_PROFILE,      /* ENORMOUSTEXT_PROFILE */
 	ET_OPT_HOT_COVERAGE, /* ENORMOUSTEXT_HOT_COVERAGE */
 	ET_OPT_HOT_BUDGET,   /* ENORMOUSTEXT_HOT_BUDGET */
-	ET_OPT_PROFILE_STRICT,/* ENORMOUSTEXT_PROFILE_STRICT */      /* ENORMOUSTEXT_PERFMAP */
+	ET_OPT_PROFILE_STRICT,/* ENORMOUSTEXT_PROFILE_STRICT */
+	ET_OPT_RECORD,       /* ENORMOUSTEXT_RECORD */      /* ENORMOUSTEXT_PERFMAP */
 	ET_OPT__COUNT
 };
 
@@ -73,6 +74,7 @@ struct et_options {
 	unsigned hot_coverage;     /* percent of the samples the chosen windows cover */
 	uint64_t hot_budget;       /* at most this many bytes of windows (0: no limit) */
 	bool profile_strict;       /* objects the profile does not have are left alone */
+	const char *record;        /* write a profile of this process here at exit */
 };
 
 /* How one option is described: the table in options.c is the only place
@@ -409,6 +411,15 @@ ET_HIDDEN void et_after_dlmopen(const struct link_map *head);
 /* After the real dlclose: objects gone leave the table (at the next pass). */
 ET_HIDDEN void et_after_dlclose(void);
 ET_HIDDEN int et_report_json(const struct et_run *run, const char *path);
+/* "%p" in a path becomes the process id; 0 or -ENAMETOOLONG. */
+ET_HIDDEN int et_expand_path(const char *in, char *out, size_t cap);
+
+/* ------------------------------------------------------------- record */
+
+/* ENORMOUSTEXT_RECORD (record.c): sample this process's threads from now
+ * on; the profile is written when the process exits. */
+ET_HIDDEN void et_record_start(const char *path_template);
+ET_HIDDEN void et_record_forget(void);   /* in a forked child: not its samples */
 
 /* ----------------------------------------------------------------- util */
 

@@ -44,6 +44,8 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"with a profile: at most this much text moved; 0 no limit" },
 	[ET_OPT_PROFILE_STRICT] = { "ENORMOUSTEXT_PROFILE_STRICT", "0", "1/0, on/off, yes/no, true/false",
 		"with a profile: leave alone the objects it does not have" },
+	[ET_OPT_RECORD] = { "ENORMOUSTEXT_RECORD", "", "a writable file path",
+		"sample this process; write a profile here at exit (%p: pid)" },
 };
 
 const struct et_option_desc *et_option_table(size_t *count)
@@ -248,6 +250,10 @@ int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, vo
 			break;
 		case ET_OPT_PROFILE_STRICT:
 			ok = et_parse_bool(v, &o->profile_strict);
+			break;
+		case ET_OPT_RECORD:
+			if (*v)
+				o->record = v;
 			break;
 		case ET_OPT__COUNT:
 			break;

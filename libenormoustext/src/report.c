@@ -205,7 +205,7 @@ static void jw_str(struct jw *j, const char *s)
 
 /* Expand %p to the process id (several processes of a preloaded tree can
  * then share one ENORMOUSTEXT_REPORT value). */
-static int expand_path(const char *in, char *out, size_t cap)
+int et_expand_path(const char *in, char *out, size_t cap)
 {
 	size_t n = 0;
 	for (; *in; in++) {
@@ -229,7 +229,7 @@ static int expand_path(const char *in, char *out, size_t cap)
 int et_report_json(const struct et_run *run, const char *path_in)
 {
 	char path[1024], tmp[1100];
-	int e = expand_path(path_in, path, sizeof path);
+	int e = et_expand_path(path_in, path, sizeof path);
 	if (e)
 		return e;
 	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());

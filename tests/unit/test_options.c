@@ -105,6 +105,8 @@ static void expect_defaults_except(const struct et_options *o, const char *which
 		cr_expect_eq(o->hot_coverage, 95, "hot_coverage default is 95");
 	if (strcmp(which, "ENORMOUSTEXT_HOT_BUDGET"))
 		cr_expect_eq(o->hot_budget, 0);
+	if (strcmp(which, "ENORMOUSTEXT_RECORD"))
+		cr_expect_null(o->record);
 }
 
 Test(options, defaults_when_nothing_set)
