@@ -19,6 +19,26 @@
 #endif
 #include "internal.h"
 
+/* musl-gcc's default include path has no kernel headers: such a build
+ * cannot record, and says so when asked. */
+#if defined(__has_include)
+#if __has_include(<linux/perf_event.h>)
+#define ET_HAVE_PERF 1
+#endif
+#endif
+
+#ifndef ET_HAVE_PERF
+void et_record_start(const char *tmpl)
+{
+	et_log(0, "ENORMOUSTEXT_RECORD=%s: this build of the library has no perf_event support "
+	       "(no <linux/perf_event.h> when it was built): nothing recorded", tmpl);
+}
+
+void et_record_forget(void)
+{
+}
+#else
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -319,3 +339,4 @@ __attribute__((destructor)) static void et_record_finish(void)
 	et_scratch_free(objs, objs_len);
 	et_scratch_free(ips, ips_len);
 }
+#endif /* ET_HAVE_PERF */
