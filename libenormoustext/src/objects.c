@@ -30,17 +30,6 @@ struct collect {
 	uint64_t text;       /* all executable segments (counting pass) */
 };
 
-static void hexbuild(const unsigned char *d, size_t n, char out[41])
-{
-	static const char hx[] = "0123456789abcdef";
-	if (n > 20)
-		n = 20;
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hx[d[i] >> 4];
-		out[2 * i + 1] = hx[d[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
 
 static void read_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph, char out[41])
 {
@@ -56,7 +45,7 @@ static void read_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
 		if (desc + nh->n_descsz > end)
 			return;
 		if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
-			hexbuild(desc, nh->n_descsz, out);
+			et_hex_build_id(desc, nh->n_descsz, out);
 			return;
 		}
 		p = desc + dsz;

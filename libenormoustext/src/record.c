@@ -43,6 +43,8 @@ void et_record_forget(void)
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+
+#include "perf_attr.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,16 +88,7 @@ void et_record_start(const char *tmpl)
 	int err = 0;
 	for (long cpu = 0; cpu < ncpu; cpu++) {
 		struct perf_event_attr a;
-		memset(&a, 0, sizeof a);
-		a.size = sizeof a;
-		a.type = PERF_TYPE_SOFTWARE;
-		a.config = PERF_COUNT_SW_CPU_CLOCK;
-		a.freq = 1;
-		a.sample_freq = 999;
-		a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
-		a.inherit = 1;
-		a.exclude_kernel = 1;
-		a.exclude_hv = 1;
+		et_cpu_clock_attr(&a, 999);
 		a.remove_on_exec = 1;
 		long fd = syscall(SYS_perf_event_open, &a, 0, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0 && errno == EINVAL) {

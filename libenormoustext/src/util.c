@@ -64,3 +64,15 @@ long et_read_file(const char *path, char *buf, size_t cap)
 	buf[n] = '\0';
 	return (long)n;
 }
+
+void et_hex_build_id(const unsigned char *d, size_t n, char out[41])
+{
+	static const char hx[] = "0123456789abcdef";
+	if (n > 20)
+		n = 20;
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hx[d[i] >> 4];
+		out[2 * i + 1] = hx[d[i] & 15];
+	}
+	out[2 * n] = '\0';
+}

@@ -20,6 +20,8 @@
 #include <getopt.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+
+#include "perf_attr.h"
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,17 +111,6 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 	return q;
 }
 
-static void hex_id(const uint8_t *b, unsigned n, char out[41])
-{
-	static const char hx[] = "0123456789abcdef";
-	if (n > 20)
-		n = 20;
-	for (unsigned i = 0; i < n; i++) {
-		out[2 * i] = hx[b[i] >> 4];
-		out[2 * i + 1] = hx[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
 
 /* The object's PT_LOADs and build-id, from the file (once). */
 static void read_file(struct file *f)
@@ -150,7 +141,7 @@ static void read_file(struct file *f)
 						if (desc + dsz > ph.p_filesz)
 							break;
 						if (type == 3 && nsz == 4 && !memcmp(buf + name, "GNU", 4) && dsz <= 20)
-							hex_id((const uint8_t *)buf + desc, dsz, f->build_id);
+							et_hex_build_id((const uint8_t *)buf + desc, dsz, f->build_id);
 						o = desc + ((dsz + 3) & ~3u);
 					}
 				}
@@ -349,7 +340,7 @@ static void drain(struct ring *r)
 			memcpy(&prot, b + 56, 4);
 			char bid[41] = "";
 			if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
-				hex_id((const uint8_t *)b + 36, (uint8_t)b[32], bid);
+				et_hex_build_id((const uint8_t *)b + 36, (uint8_t)b[32], bid);
 			const char *name = b + 64;
 			size_t max = h.size - sizeof h - 64;
 			if (memchr(name, '\0', max) && (prot & PROT_EXEC))
@@ -536,18 +527,9 @@ int et_cmd_record(int argc, char **argv)
 	int nr = 0;
 	for (long cpu = 0; cpu < ncpu && rings; cpu++) {
 		struct perf_event_attr a;
-		memset(&a, 0, sizeof a);
-		a.size = sizeof a;
-		a.type = PERF_TYPE_SOFTWARE;
-		a.config = PERF_COUNT_SW_CPU_CLOCK;
-		a.freq = 1;
-		a.sample_freq = hz;
-		a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+		et_cpu_clock_attr(&a, hz);
 		a.disabled = 1;
 		a.enable_on_exec = 1;
-		a.inherit = 1;
-		a.exclude_kernel = 1;
-		a.exclude_hv = 1;
 		a.mmap = 1;               /* needed with mmap2 for task-bound events to get records */
 		a.mmap2 = 1;
 		a.build_id = 1;
