@@ -14,6 +14,9 @@
  *                      its address (run with ENORMOUSTEXT_PERFMAP=1)
  *   inspect --spin S   loop in the level_ functions for S seconds (for perf
  *                      and gdb), after printing "ready PID"
+ *   inspect --spin-thread S
+ *                      the same loop in a second thread, the main thread
+ *                      waiting for it (for the sampling of every thread)
  *   inspect --file     the windows are moved zero-copy (file-backed, huge
  *                      from the page cache): checks FilePmdMapped instead,
  *                      and that libunwind's unw_get_proc_name names the
@@ -25,6 +28,7 @@
 #include <execinfo.h>
 #define UNW_LOCAL_ONLY   /* this process only: the _UL* functions of libunwind.so */
 #include <libunwind.h>
+#include <pthread.h>
 #include <stdexcept>
 #include <cstdio>
 #include <cstdlib>
@@ -173,18 +177,33 @@ static void check_perfmap(void)
 		fail("the perf map does not name every moved level_ function");
 }
 
+/* --spin: loop in the level_ functions for the seconds in arg */
+static void *spin(void *arg)
+{
+	time_t end = time(NULL) + std::atoi((const char *)arg);
+	volatile long sum = 0;
+	while (time(NULL) < end)
+		for (int i = 0; i < 100000; i++)
+			sum += level_a(i & 7);
+	return sum == 42 ? arg : nullptr;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !std::strcmp(argv[1], "--spin")) {
 		spin_mode = 1;
 		std::printf("ready %ld\n", (long)getpid());
 		std::fflush(stdout);
-		time_t end = time(NULL) + std::atoi(argv[2]);
-		volatile long sum = 0;
-		while (time(NULL) < end)
-			for (int i = 0; i < 100000; i++)
-				sum += level_a(i & 7);
-		return sum == 42;
+		return spin(argv[2]) != nullptr;
+	}
+	if (argc == 3 && !std::strcmp(argv[1], "--spin-thread")) {
+		/* the main thread waits, asleep: only the other one uses the CPU */
+		spin_mode = 1;
+		pthread_t t;
+		void *r = nullptr;
+		if (pthread_create(&t, nullptr, spin, argv[2]) != 0 || pthread_join(t, &r) != 0)
+			fail("cannot start or join the spinning thread");
+		return r != nullptr;
 	}
 	if (argc == 2 && !std::strcmp(argv[1], "--file"))
 		file_mode = 1;

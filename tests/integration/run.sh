@@ -947,6 +947,60 @@ record.env)
 	stderr_one_line "^enormoustext: ENORMOUSTEXT_RECORD: cannot write /nonexistent-dir/p.prof" "an unwritable path"
 	;;
 
+record.timer)
+	# Where perf_event_open is refused (here by a seccomp filter, as in a
+	# container), ENORMOUSTEXT_RECORD samples with a CPU-time POSIX timer and
+	# SIGPROF instead.  Every thread: with --spin-thread the main thread
+	# sleeps in pthread_join and another one spins; the profile must still
+	# find the level_ functions hottest.  With the text moved too.
+	[ -x "$IT_BIN/inspect" ] || skip "inspect was not built (no C++ compiler or no libunwind when configured)"
+	need_tool
+	D=$WORK/record
+	mkdir "$D" && cp "$IT_BIN/inspect" "$D/" || exit 2
+	run probe -- "$IT_BIN/noperf" true
+	[ "$RC" -eq 77 ] && skip "cannot refuse perf_event_open here: $(head -1 "$ERR")"
+	[ "$RC" -eq 0 ] || fail "noperf true: exit $RC: $(head -1 "$ERR")"
+	for mode in off on; do
+		for how in --spin --spin-thread; do
+			envs=(ENORMOUSTEXT_RECORD="$D/$mode$how-%p.prof" LD_PRELOAD="$PRE")
+			[ $mode = off ] && envs+=(ENORMOUSTEXT=0)
+			run "$mode$how" "${envs[@]}" -- "$IT_BIN/noperf" ./inspect "$how" 2
+			[ "$RC" -eq 0 ] || fail "inspect $how under noperf with ENORMOUSTEXT_RECORD ($mode): exit $RC: $(head -1 "$ERR")"
+			stderr_empty "ENORMOUSTEXT_RECORD alone prints nothing, with the timer too"
+			prof=$(ls "$D/$mode$how-"*.prof 2>/dev/null | head -1)
+			[ -n "$prof" ] || fail "no profile written ($mode $how)"
+			grep -q '^# recorded by ENORMOUSTEXT_RECORD (CPU-time timer and SIGPROF)' "$prof" ||
+				fail "$mode $how: the profile was not recorded with the timer: $(sed -n 3p "$prof")"
+			nsamp=$(sed -n 's/^# recorded .*: \([0-9]*\) samples.*/\1/p' "$prof")
+			echo "   $mode $how: $(sed -n 3p "$prof")"
+			# 2 s of CPU at up to 999 Hz (the kernel checks CPU timers at its tick)
+			[ "${nsamp:-0}" -ge 100 ] || fail "$mode $how: only ${nsamp:-0} samples in 2 s of CPU time"
+			# the spinning thread's samples: nearly all of them in inspect
+			# (not in the libc where the main thread waits)
+			ins=$(awk '/^object /{o=($3 ~ /\/inspect$/)} o && /^[0-9a-f]+ [0-9]+$/{n+=$2} END{print n+0}' "$prof")
+			echo "   $mode $how: $ins of $nsamp samples in inspect"
+			[ $((ins * 100)) -ge $((nsamp * 90)) ] || fail "$mode $how: only $ins of $nsamp samples in inspect"
+			run "order-$mode$how" -- "$IT_TOOL" profile order --object ./inspect "$prof"
+			[ "$RC" -eq 0 ] || fail "the timer's profile has no samples for inspect ($mode $how)"
+			head -1 "$OUT" | grep -q '^level_[abcd]$' ||
+				fail "$mode $how: the hottest function of inspect is $(head -1 "$OUT"), not a level_ function"
+		done
+	done
+	# ENORMOUSTEXT_VERBOSE=1 says which way it samples
+	run verbose ENORMOUSTEXT_RECORD="$D/v.prof" ENORMOUSTEXT=0 ENORMOUSTEXT_VERBOSE=1 LD_PRELOAD="$PRE" -- \
+		"$IT_BIN/noperf" ./inspect --spin 1
+	grep -q 'ENORMOUSTEXT_RECORD=.*perf_event_open: .*sampling with a CPU-time timer and SIGPROF instead' "$ERR" ||
+		fail "verbose: no line says the timer is used: '$(head -3 "$ERR" | tr '\n' '|')'"
+	# SIGPROF already taken (here ignored, which exec keeps): nothing
+	# recorded, one line, the program runs as it would
+	run sigprof ENORMOUSTEXT_RECORD="$D/x.prof" ENORMOUSTEXT=0 LD_PRELOAD="$PRE" -- \
+		"$IT_BIN/noperf" sh -c "trap '' PROF; exec ./inspect --spin 1"
+	[ "$RC" -eq 0 ] || fail "SIGPROF ignored: exit $RC"
+	stderr_one_line "^enormoustext: ENORMOUSTEXT_RECORD=$D/x.prof: cannot sample this process: perf_event_open: .*; the program has its own SIGPROF disposition: .*nothing recorded" \
+		"SIGPROF taken"
+	[ ! -e "$D/x.prof" ] || fail "SIGPROF taken: a profile was written anyway"
+	;;
+
 file.shared)
 	# Zero-copy text is the page cache's: every process maps the very same
 	# huge pages (smaps Shared_*; Pss divided by the number of processes);
