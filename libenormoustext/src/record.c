@@ -329,8 +329,9 @@ void et_record_start(const char *tmpl)
 		int terr = timer_start(&twhy);
 		char eb[24], eb2[24];
 		if (terr != 0) {
-			et_log(0, "ENORMOUSTEXT_RECORD=%s: cannot sample this process: %s: %s; %s: %s: nothing recorded",
-			       tmpl, pwhy, et_errno_text(perr, eb), twhy, et_errno_text(terr, eb2));
+			et_log(0, "ENORMOUSTEXT_RECORD=%s: cannot sample this process: %s: %s; %s%s%s: nothing recorded",
+			       tmpl, pwhy, et_errno_text(perr, eb), twhy, terr == EBUSY ? "" : ": ",
+			       terr == EBUSY ? "" : et_errno_text(terr, eb2));
 			return;
 		}
 		g_method = "CPU-time timer and SIGPROF";

@@ -996,9 +996,31 @@ record.timer)
 	run sigprof ENORMOUSTEXT_RECORD="$D/x.prof" ENORMOUSTEXT=0 LD_PRELOAD="$PRE" -- \
 		"$IT_BIN/noperf" sh -c "trap '' PROF; exec ./inspect --spin 1"
 	[ "$RC" -eq 0 ] || fail "SIGPROF ignored: exit $RC"
-	stderr_one_line "^enormoustext: ENORMOUSTEXT_RECORD=$D/x.prof: cannot sample this process: perf_event_open: .*; the program has its own SIGPROF disposition: .*nothing recorded" \
+	stderr_one_line "^enormoustext: ENORMOUSTEXT_RECORD=$D/x.prof: cannot sample this process: perf_event_open: .*; the program has its own SIGPROF disposition: nothing recorded" \
 		"SIGPROF taken"
 	[ ! -e "$D/x.prof" ] || fail "SIGPROF taken: a profile was written anyway"
+	# `enormoustext record` where perf_event_open is refused: the command runs
+	# with the library recording each process (moving nothing), and their
+	# profiles are merged; the command's exit status is the tool's
+	run tool "TMPDIR=$D" -- "$IT_BIN/noperf" "$IT_TOOL" record -o "$D/tool.prof" -- \
+		sh -c './inspect --spin-thread 1; ./inspect --spin 1; exit 3'
+	[ "$RC" -eq 3 ] || fail "enormoustext record under noperf: exit $RC, not the command's 3"
+	grep -q '^enormoustext record: perf_event_open: .*sampling with the library.s CPU-time timer' "$ERR" ||
+		fail "enormoustext record does not say it falls back: '$(head -3 "$ERR" | tr '\n' '|')'"
+	# the two inspects (and sh, where it leaves through exit())
+	grep -qE '^# merged from [23] profile\(s\)' "$D/tool.prof" ||
+		fail "expected the profiles of the two inspects merged: '$(sed -n 3p "$D/tool.prof")'"
+	run tool-order -- "$IT_TOOL" profile order --object ./inspect "$D/tool.prof"
+	head -1 "$OUT" | grep -q '^level_[abcd]$' ||
+		fail "record (timer): the hottest function of inspect is $(head -1 "$OUT"), not a level_ function"
+	[ -z "$(ls "$D" | grep enormoustext-record)" ] || fail "record left its temporary directory behind"
+	# a static program cannot load the library: one line, nothing written
+	cp "$IT_BIN/bigtext-static" "$D/" || exit 2
+	run tool-static -- "$IT_BIN/noperf" "$IT_TOOL" record -o "$D/static.prof" -- ./bigtext-static --expect-none
+	[ "$RC" -eq 1 ] || fail "record of a static program without perf_event_open: exit $RC, not 1"
+	grep -q "no process of ./bigtext-static wrote a profile.*nothing recorded" "$ERR" ||
+		fail "record of a static program: '$(head -3 "$ERR" | tr '\n' '|')'"
+	[ ! -e "$D/static.prof" ] || fail "record of a static program wrote a profile"
 	;;
 
 file.shared)

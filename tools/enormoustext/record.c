@@ -14,10 +14,12 @@
  */
 #include "tool.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <getopt.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 
@@ -48,6 +50,10 @@ static void help(FILE *f)
 	        "needed; kernel.perf_event_paranoid <= 2 for a user's own programs).  Run\n"
 	        "COMMAND without the library's anonymous copies (ENORMOUSTEXT_BACKEND=file, or\n"
 	        "without the library): samples in anonymous memory belong to no file.\n"
+	        "Where perf_event_open is refused, COMMAND runs with the library preloaded\n"
+	        "instead, each of its processes sampling itself with a CPU-time timer and\n"
+	        "SIGPROF (ENORMOUSTEXT_RECORD, at 999 Hz, ENORMOUSTEXT=0 unless set), and\n"
+	        "their profiles are merged into FILE; a static program cannot be recorded so.\n"
 	        "\n"
 	        "  -o, --output FILE     the profile to write (required)\n"
 	        "  -F, --frequency HZ    samples per second per thread (default 999)\n"
@@ -456,6 +462,146 @@ static int import_perf_script(const char *in, const char *out)
 	return rc;
 }
 
+/* ---- where perf_event_open is refused: the library's own timer ---------- */
+
+/* Whether this process may open a cpu-clock event at all: 0, or the errno
+ * that refuses it (checked before COMMAND starts). */
+static int perf_refused(void)
+{
+	struct perf_event_attr a;
+	et_cpu_clock_attr(&a, 999);
+	a.disabled = 1;
+	long fd = perf_open(&a, 0, -1);
+	if (fd >= 0) {
+		close((int)fd);
+		return 0;
+	}
+	int e = errno;
+	return e == EACCES || e == EPERM || e == ENOSYS || e == EOPNOTSUPP ? e : 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Run COMMAND with the library preloaded, recording itself
+ * (ENORMOUSTEXT_RECORD: a CPU-time timer and SIGPROF where perf_event_open
+ * is refused) and moving nothing (ENORMOUSTEXT=0, unless set); each process
+ * that runs the library writes its own profile into a private directory,
+ * and the profiles are merged into out. */
+static int record_with_library(char **cmd, const char *out, int why)
+{
+	char *preload = et_tool_preload(NULL);
+	if (!preload) {
+		et_tool_err("perf_event_open: %s, and the library's own sampling needs the library: "
+		            "nothing recorded", strerror(why));
+		return ET_EXIT_BAD;
+	}
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/enormoustext-record.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		et_tool_err("%s: %s", dir, strerror(errno));
+		free(preload);
+		return ET_EXIT_BAD;
+	}
+	char rec[PATH_MAX + 16];
+	snprintf(rec, sizeof rec, "%s/%%p.prof", dir);
+	fprintf(stderr, "enormoustext record: perf_event_open: %s: sampling with the library's "
+	        "CPU-time timer (ENORMOUSTEXT_RECORD) instead, at its %d Hz\n", strerror(why), 999);
+	fflush(stderr);
+	pid_t child = fork();
+	if (child < 0) {
+		et_tool_err("fork: %s", strerror(errno));
+		free(preload);
+		rmdir(dir);
+		return ET_EXIT_BAD;
+	}
+	if (child == 0) {
+		if (setenv("LD_PRELOAD", preload, 1) != 0 || setenv("ENORMOUSTEXT_RECORD", rec, 1) != 0 ||
+		    setenv("ENORMOUSTEXT", "0", 0) != 0)
+			_exit(126);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "enormoustext record: %s: %s\n", cmd[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	free(preload);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	int st = 0;
+	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+		;
+	/* the profiles the processes wrote */
+	char **profs = NULL;
+	size_t nf = 0;
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		size_t l = strlen(e->d_name);
+		if (e->d_name[0] == '.')
+			continue;
+		char *path = malloc(strlen(dir) + l + 2);
+		char **more = realloc(profs, (nf + 1) * sizeof *profs);
+		if (!path || !more) {
+			et_tool_err("out of memory");
+			exit(ET_EXIT_BAD);
+		}
+		profs = more;
+		sprintf(path, "%s/%s", dir, e->d_name);
+		profs[nf++] = path;
+	}
+	if (d)
+		closedir(d);
+	int rc = 0;
+	size_t ok = 0;
+	for (size_t i = 0; i < nf; i++)
+		ok += strlen(profs[i]) > 5 && !strcmp(profs[i] + strlen(profs[i]) - 5, ".prof");
+	if (ok == 0) {
+		et_tool_err("no process of %s wrote a profile (a static program, or one that exec'd "
+		            "without the environment, cannot load the library): nothing recorded", cmd[0]);
+		rc = ET_EXIT_BAD;
+	} else {
+		/* `enormoustext profile merge -o OUT FILES...`, this very command */
+		qsort(profs, nf, sizeof *profs, by_name);
+		char **av = calloc(nf + 6, sizeof *av);   /* 5 words, the profiles, NULL */
+		if (!av) {
+			et_tool_err("out of memory");
+			exit(ET_EXIT_BAD);
+		}
+		size_t k = 0;
+		av[k++] = "enormoustext";
+		av[k++] = "profile";
+		av[k++] = "merge";
+		av[k++] = "-o";
+		av[k++] = (char *)out;
+		for (size_t i = 0; i < nf; i++)
+			if (strlen(profs[i]) > 5 && !strcmp(profs[i] + strlen(profs[i]) - 5, ".prof"))
+				av[k++] = profs[i];
+		pid_t m = fork();
+		if (m == 0) {
+			execv("/proc/self/exe", av);
+			fprintf(stderr, "enormoustext record: cannot run `enormoustext profile merge`: %s\n",
+			        strerror(errno));
+			_exit(126);
+		}
+		int mst = 0;
+		if (m < 0 || waitpid(m, &mst, 0) != m || !WIFEXITED(mst) || WEXITSTATUS(mst) != 0)
+			rc = ET_EXIT_BAD;   /* merge said why */
+		free(av);
+		if (!rc)
+			fprintf(stderr, "enormoustext record: %zu process profile(s) merged into %s\n", ok, out);
+	}
+	for (size_t i = 0; i < nf; i++) {
+		unlink(profs[i]);
+		free(profs[i]);
+	}
+	free(profs);
+	rmdir(dir);
+	if (rc)
+		return rc;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 int et_cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -498,6 +644,9 @@ int et_cmd_record(int argc, char **argv)
 		et_tool_err("libelf: %s", elf_errmsg(-1));
 		return ET_EXIT_BAD;
 	}
+	int why = perf_refused();
+	if (why)
+		return record_with_library(argv + optind, out, why);
 	/* the child waits for the events before it execs */
 	int go[2];
 	if (pipe2(go, O_CLOEXEC) != 0) {

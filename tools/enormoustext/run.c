@@ -209,6 +209,30 @@ static char *compose_preload(const char *lib, const char *old)
 	return out;
 }
 
+char *et_tool_preload(const char *lib_opt)
+{
+	char lib[PATH_MAX], abs[PATH_MAX + 8], tried[3 * PATH_MAX];
+	const char *env_lib = getenv("ENORMOUSTEXT_LIB");
+	int rc;
+	if (lib_opt) {
+		rc = check_library("--lib", " ", lib_opt, abs, sizeof abs);
+	} else if (env_lib) {
+		rc = check_library("ENORMOUSTEXT_LIB", "=", env_lib, abs, sizeof abs);
+	} else if (default_library(lib, sizeof lib, tried, sizeof tried)) {
+		rc = check_library("library", " ", lib, abs, sizeof abs);
+	} else {
+		et_tool_err("cannot find libenormoustext.so (looked for %s): give --lib PATH or set "
+		            "ENORMOUSTEXT_LIB", tried);
+		rc = ET_EXIT_BAD;
+	}
+	if (rc)
+		return NULL;
+	char *preload = compose_preload(abs, getenv("LD_PRELOAD"));
+	if (!preload)
+		et_tool_err("out of memory");
+	return preload;
+}
+
 static const char *ctx_get(const char *name, void *vctx)
 {
 	struct run_ctx *c = vctx;
@@ -398,25 +422,8 @@ int et_cmd_run(int argc, char **argv)
 		}
 	}
 
-	char lib[PATH_MAX], abs[PATH_MAX + 8], tried[3 * PATH_MAX];
-	const char *env_lib = getenv("ENORMOUSTEXT_LIB");
-	if (lib_opt) {
-		rc = check_library("--lib", " ", lib_opt, abs, sizeof abs);
-	} else if (env_lib) {
-		rc = check_library("ENORMOUSTEXT_LIB", "=", env_lib, abs, sizeof abs);
-	} else if (default_library(lib, sizeof lib, tried, sizeof tried)) {
-		rc = check_library("library", " ", lib, abs, sizeof abs);
-	} else {
-		et_tool_err("cannot find libenormoustext.so (looked for %s): give --lib PATH or set "
-		            "ENORMOUSTEXT_LIB", tried);
-		rc = ET_EXIT_BAD;
-	}
-	if (rc)
-		goto out;
-
-	char *preload = compose_preload(abs, getenv("LD_PRELOAD"));
+	char *preload = et_tool_preload(lib_opt);
 	if (!preload) {
-		et_tool_err("out of memory");
 		rc = ET_EXIT_BAD;
 		goto out;
 	}

@@ -86,6 +86,13 @@ long et_tool_read(const char *path, char *buf, size_t cap);
 /* Parse a non-negative decimal integer that fills the whole string. */
 int et_tool_parse_u64(const char *s, uint64_t *out);
 
+/* ---------------------------------------------------------------- run */
+
+/* The LD_PRELOAD value with libenormoustext first: the library from lib_opt
+ * (--lib), else $ENORMOUSTEXT_LIB, else this command's default; NULL after
+ * one line saying why.  Free it. */
+char *et_tool_preload(const char *lib_opt);
+
 /* ------------------------------------------------------------- check */
 
 struct et_check_opts {
