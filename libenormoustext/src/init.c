@@ -462,15 +462,16 @@ struct heat {
 };
 
 /* Keep the hottest windows: those covering ENORMOUSTEXT_HOT_COVERAGE percent
- * of the samples of the objects in this pass that the profile has, within
- * ENORMOUSTEXT_HOT_BUDGET bytes.  The others are not moved ("cold").
+ * of the samples in the windows this pass could move (of the objects the
+ * profile has), within ENORMOUSTEXT_HOT_BUDGET bytes.  Samples elsewhere (a
+ * library too small for a window, a part of a window that cannot be
+ * padded) do not count: no choice of windows could cover them.  The others are not moved ("cold").
  * Objects the profile does not have follow the normal rules; a profile of
  * another build of an object's path is not used for it (one warning). */
 static void choose_hot(struct et_run *run)
 {
 	const uint64_t H = run->si.pmd_size;
 	size_t n = 0;
-	uint64_t total = 0;
 	for (size_t i = 0; i < run->nobjs; i++) {
 		struct et_object *o = &run->objs[i];
 		if (o->skip != ET_R_NONE || !o->nwindows)
@@ -491,7 +492,6 @@ static void choose_hot(struct et_run *run)
 				}
 			continue;
 		}
-		total += po->total;
 		for (uint32_t k = 0; k < o->nwindows; k++)
 			if (run->wins[o->first_window + k].candidate)
 				n++;
@@ -503,6 +503,7 @@ static void choose_hot(struct et_run *run)
 	if (!h)
 		return;
 	size_t m = 0;
+	uint64_t total = 0;
 	for (size_t i = 0; i < run->nobjs; i++) {
 		struct et_object *o = &run->objs[i];
 		if (o->skip != ET_R_NONE || !o->nwindows)
@@ -517,6 +518,7 @@ static void choose_hot(struct et_run *run)
 			uint64_t lo = w->pad ? w->copy_lo : w->addr, hi = w->pad ? w->copy_hi : w->addr + H;
 			h[m].samples = et_profile_heat(&g_profile, po, lo - o->base, hi - o->base);
 			h[m].win = o->first_window + k;
+			total = total > UINT64_MAX - h[m].samples ? UINT64_MAX : total + h[m].samples;
 			m++;
 		}
 	}

@@ -501,6 +501,9 @@ __attribute__((destructor)) static void et_record_finish(void)
 				wprintf(&w, "%llx %llu\n", (unsigned long long)(g * REC_GRANULE), (unsigned long long)cnt);
 			}
 		}
+		/* loaded and never run in: known to the profile, so cold */
+		if (!head)
+			wprintf(&w, "object %s %s\n", o->build_id, path);
 	}
 	wflush(&w);
 	int err = w.err;

@@ -901,6 +901,22 @@ profile.hot)
 	run lenient ENORMOUSTEXT_PROFILE="$D/exe-only.prof" ENORMOUSTEXT_REPORT="$D/n.json" -- ./bigtext
 	l=$(obj_str "$D/n.json" lib window_kinds)
 	[ "$l" = "ccccc" ] || fail "not strict: the library the profile does not have should follow the normal rules, got '$l'"
+	# an object the profile has with no samples (loaded, never run): cold
+	{ cat "$D/exe-only.prof"; printf 'object %s libbigtext.so\n' "$bl"; } >"$D/lib-idle.prof"
+	run idle ENORMOUSTEXT_PROFILE="$D/lib-idle.prof" ENORMOUSTEXT_REPORT="$D/i.json" -- ./bigtext
+	l=$(obj_str "$D/i.json" lib window_kinds)
+	echo "-- library known with no samples: $l"
+	[ "$l" = "....." ] || fail "a library the profile has with no samples should stay cold, got '$l'"
+	# samples no window can take (here beyond the program's text) do not
+	# count: coverage 95 is still the two program windows, not every
+	# window with a sample
+	printf 'enormoustext-profile 1\ngranule 4096\nobject %s bigtext\n400000 900\n800000 100\n1000000 5000\nobject %s libbigtext.so\n200000 10\n' \
+		"$bx" "$bl" >"$D/outside.prof"
+	run outside ENORMOUSTEXT_PROFILE="$D/outside.prof" ENORMOUSTEXT_REPORT="$D/o.json" -- ./bigtext
+	k=$(obj_str "$D/o.json" exe window_kinds); l=$(obj_str "$D/o.json" lib window_kinds)
+	echo "-- samples outside the windows: program $k, library $l"
+	[ "$k" = ".c.c." ] && [ "$l" = "....." ] ||
+		fail "samples outside any window: program '$k', library '$l'; expected .c.c. and ....."
 	# unusable profiles: missing, corrupt, another build
 	run missing ENORMOUSTEXT_PROFILE="$D/nope.prof" -- ./bigtext --expect-none
 	[ "$RC" -eq 0 ] || fail "a missing profile: $(bigtext_says)"

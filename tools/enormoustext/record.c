@@ -397,6 +397,20 @@ static int write_profile(const char *out)
 		fprintf(f, "%llx %llu\n", (unsigned long long)counts[i].granule * GRANULE,
 		        (unsigned long long)counts[i].n);
 	}
+	/* The files it mapped and never ran in, as objects with no samples: the
+	 * profile knows them, so ENORMOUSTEXT_PROFILE leaves their text cold
+	 * instead of treating them as objects it has never seen. */
+	for (size_t i = 0; i < nfiles; i++) {
+		if (!files[i].build_id[0])
+			continue;
+		bool dup = false;
+		for (size_t k = 0; k < ncounts && !dup; k++)
+			dup = !strcmp(files[counts[k].file].build_id, files[i].build_id);
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = !strcmp(files[k].build_id, files[i].build_id);
+		if (!dup)
+			fprintf(f, "object %s %s\n", files[i].build_id, files[i].path);
+	}
 	if (fclose(f) != 0 || rename(tmp, out) != 0) {
 		et_tool_err("%s: %s", out, strerror(errno));
 		unlink(tmp);
