@@ -1351,6 +1351,70 @@ case_profile() {
 	expect_rc 0
 	head -c 4 "$W/a.svg" | grep -q '<svg' && tail -1 "$W/a.svg" | grep -q '</svg>' || fail "--svg did not write an SVG document"
 	[ "$(grep -c '<rect ' "$W/a.svg")" = 4 ] || fail "--svg: expected a background and 3 window cells, got $(grep -c '<rect ' "$W/a.svg") rects"
+	# --png: a valid PNG (tt_png checks every CRC, the stored deflate blocks,
+	# the Adler-32 and the rows), the same heat map: cells at the places of
+	# profile.c's PNG layout (left 10, rows from 40, 60 apart, cells 12 wide
+	# from 12 below a row's top, 20 high); x 16 and 28 are cells 0 and 1 of
+	# the first object, y 62 the middle of its cells.
+	local tp=$TT_BIN/tt_png
+	[ -x "$tp" ] || fail "$tp is missing: build the tool_tests target"
+	t png -- "$TOOL" profile show --png "$W/a.png" "$W/a.prof"
+	expect_rc 0; expect_no_err
+	expect_out "^  window 0x400000               50 samples" "--png: the listing"
+	[ "$(head -c 8 "$W/a.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "--png: no PNG signature"
+	[ "$(dd if="$W/a.png" bs=1 skip=12 count=4 2>/dev/null)" = IHDR ] || fail "--png: the first chunk is not IHDR"
+	local pw ph size
+	pw=$(od -An -tu1 -j16 -N4 "$W/a.png" | awk '{ print (($1 * 256 + $2) * 256 + $3) * 256 + $4 }')
+	ph=$(od -An -tu1 -j20 -N4 "$W/a.png" | awk '{ print (($1 * 256 + $2) * 256 + $3) * 256 + $4 }')
+	if ! { [ "$pw" -ge 640 ] && [ "$pw" -le 4000 ] && [ "$ph" -ge 100 ] && [ "$ph" -le 400 ]; }; then
+		fail "--png: a picture of $pw x $ph pixels for 2 objects of at most 2 windows"
+	fi
+	size=$("$tp" "$W/a.png") || fail "--png: not a valid PNG: $("$tp" "$W/a.png" 2>&1)"
+	[ "$size" = "$pw $ph" ] || fail "--png: tt_png reads $size, the IHDR says $pw x $ph"
+	if command -v file >/dev/null; then
+		file "$W/a.png" | grep -q "PNG image data, $pw x $ph, 8-bit/color RGB, non-interlaced" ||
+			fail "--png: file(1) says: $(file "$W/a.png")"
+	fi
+	local hot cold
+	hot=$("$tp" "$W/a.png" 28 62) || fail "--png: cannot read the hottest window's pixel"
+	cold=$("$tp" "$W/a.png" 16 62) || fail "--png: cannot read the colder window's pixel"
+	echo "   hottest window $hot, the colder one $cold"
+	[ "$hot" != "$cold" ] || fail "--png: the hottest window (0x400000, 50 samples) and a cold one (0x200000, 10) have the same colour $hot"
+	# shellcheck disable=SC2086 # the colours are words
+	set -- $hot $cold
+	if ! { [ "$1" = 255 ] && [ "$4" = 255 ] && [ "$2" -lt "$5" ] && [ "$5" -lt 255 ]; }; then
+		fail "--png: expected red cells, the hotter darker: $hot (hot) and $cold (cold)"
+	fi
+	# a window without samples between two with: white, inside the span
+	printf 'enormoustext-profile 1\ngranule 4096\nobject aa /bin/a\n200000 10\n600000 50\n' >"$W/gap.prof"
+	t pnggap -- "$TOOL" profile show --png "$W/gap.png" "$W/gap.prof"
+	expect_rc 0
+	"$tp" "$W/gap.png" >/dev/null || fail "--png (a gap): not a valid PNG: $("$tp" "$W/gap.png" 2>&1)"
+	[ "$("$tp" "$W/gap.png" 28 62)" = "255 255 255" ] || fail "--png: the window without samples is $("$tp" "$W/gap.png" 28 62), not white"
+	[ "$("$tp" "$W/gap.png" 40 62)" = "$hot" ] || fail "--png: the hottest window of this profile is $("$tp" "$W/gap.png" 40 62), not $hot"
+	# the checker itself refuses a damaged PNG
+	cp "$W/a.png" "$W/bad.png"
+	printf '\001' | dd of="$W/bad.png" bs=1 seek=$(($(wc -c <"$W/a.png") / 2)) conv=notrunc 2>/dev/null
+	! "$tp" "$W/bad.png" >/dev/null 2>&1 || fail "tt_png accepted a PNG with a byte changed"
+	# both pictures at once, and a finer window: a wider picture
+	t both -- "$TOOL" profile show --window 4K --svg "$W/b.svg" --png "$W/b.png" "$W/a.prof"
+	expect_rc 0; expect_no_err
+	grep -q '</svg>' "$W/b.svg" || fail "--svg with --png: no SVG"
+	size=$("$tp" "$W/b.png") || fail "--png --window 4K: not a valid PNG: $("$tp" "$W/b.png" 2>&1)"
+	[ "${size% *}" -gt "$pw" ] || fail "--png: 4K windows (/bin/a spans 514 of them) give no wider a picture than 2M ones ($size)"
+	# an output that cannot be written: one line naming it, exit 1
+	t pngdir -- "$TOOL" profile show --png "$W/no/such/dir/x.png" "$W/a.prof"
+	expect_bad 1 "--png into a directory that does not exist" "$W/no/such/dir/x.png: No such file or directory"
+	if [ -w /dev/full ]; then
+		t pngfull -- "$TOOL" profile show --png /dev/full "$W/a.prof"
+		expect_bad 1 "--png to a full device" "/dev/full: No space left on device"
+	fi
+	# a write that fails half-way (a file size limit, its signal ignored):
+	# said, and no truncated PNG left behind
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	t pngcut -- bash -c 'trap "" XFSZ; ulimit -f 100; exec "$0" profile show --png "$1" "$2"' "$TOOL" "$W/cut.png" "$W/a.prof"
+	expect_bad 1 "--png cut short by a file size limit" "$W/cut.png: File too large"
+	[ ! -e "$W/cut.png" ] || fail "--png left a PNG cut short: $W/cut.png ($(wc -c <"$W/cut.png") bytes)"
 	t merge -- "$TOOL" profile merge -o "$W/m.prof" "$W/a.prof" "$W/b.prof"
 	expect_rc 0; expect_no_err
 	t showm -- "$TOOL" profile show "$W/m.prof"

@@ -3,11 +3,12 @@
  * format of ENORMOUSTEXT_PROFILE, parsed by the library's own parser) and
  * combine several.
  *
- *   enormoustext profile show [--window SIZE] [--svg OUT] FILE
+ *   enormoustext profile show [--window SIZE] [--svg OUT] [--png OUT] FILE
  *   enormoustext profile merge -o OUT FILE...
  *   enormoustext profile order --object FILE [--format lld|ld] PROFILE
  */
 #include "tool.h"
+#include "png.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,20 +16,21 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void help(FILE *f)
 {
 	fprintf(f,
-	        "usage: enormoustext profile show [--window SIZE] [--svg OUT] FILE\n"
+	        "usage: enormoustext profile show [--window SIZE] [--svg OUT] [--png OUT] FILE\n"
 	        "       enormoustext profile merge -o OUT FILE...\n"
 	        "       enormoustext profile order --object FILE [--format lld|ld] PROFILE\n"
 	        "\n"
 	        "show: per object of a profile (from `enormoustext record`), its windows\n"
 	        "sorted by heat with the cumulative share of the samples they cover (what\n"
 	        "ENORMOUSTEXT_HOT_COVERAGE chooses from); --svg writes a heat map of each\n"
-	        "object's text, window by window.  --window: the window size (default: the\n"
-	        "PMD size, 2M).\n"
+	        "object's text, window by window, --png the same as a PNG image (both may\n"
+	        "be given).  --window: the window size (default: the PMD size, 2M).\n"
 	        "merge: add up several profiles (runs, machines) into OUT; objects are\n"
 	        "matched by build-id; the profiles must have the same granule.\n"
 	        "order: the functions of FILE (matched by build-id) hottest first, for the\n"
@@ -84,9 +86,12 @@ static size_t windows_of(const struct et_profile *p, const struct et_prof_obj *o
 	return n;
 }
 
-static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
+/* ---- the heat map: SVG and PNG ----------------------------------------- */
+
+/* Cells in a row of the heat map: the widest object's span of windows, from
+ * its first window with samples to its last, at most 400. */
+static size_t heat_columns(const struct et_profile *p, uint64_t W)
 {
-	const int cell = 12, left = 10, top = 40, rowh = 46;
 	size_t maxcells = 1;
 	for (size_t i = 0; i < p->nobjs; i++) {
 		const struct et_prof_obj *o = &p->objs[i];
@@ -98,8 +103,20 @@ static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
 		if (c > maxcells)
 			maxcells = c;
 	}
-	if (maxcells > 400)
-		maxcells = 400;
+	return maxcells > 400 ? 400 : maxcells;
+}
+
+/* The green and blue of a window's red (255): from near 235 for the coldest
+ * down to 35 for the object's hottest window. */
+static int heat_shade(uint64_t samples, uint64_t max)
+{
+	return 255 - (int)(200.0 * (double)samples / (double)max) - 20;
+}
+
+static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
+{
+	const int cell = 12, left = 10, top = 40, rowh = 46;
+	size_t maxcells = heat_columns(p, W);
 	int w = left * 2 + (int)maxcells * cell + 200, h = top + (int)p->nobjs * rowh + 20;
 	if (w < 640)
 		w = 640;
@@ -129,7 +146,7 @@ static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
 			size_t c = (size_t)((ws[k].start - lo) / W);
 			if (c >= maxcells)
 				break;
-			int shade = 255 - (int)(200 * ws[k].samples / max) - 20;
+			int shade = heat_shade(ws[k].samples, max);
 			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"20\" fill=\"rgb(255,%d,%d)\" "
 			           "stroke=\"#ccc\"><title>0x%llx: %llu samples</title></rect>\n",
 			        left + (int)c * cell, y + 16, cell, shade, shade, (unsigned long long)ws[k].start,
@@ -140,28 +157,179 @@ static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
 	fputs("</svg>\n", f);
 }
 
+/* The PNG's layout, in pixels: the SVG's, with a line of labels under each
+ * row of windows, since a picture has no tooltips to say what a cell is.
+ * tests/tools/run.sh (case_profile) reads the colours of cells placed so. */
+enum {
+	PNG_CELL = 12,          /* a window's width */
+	PNG_LEFT = 10,
+	PNG_TOP = 40,           /* the first object's row */
+	PNG_ROWH = 60,          /* an object: its name, its windows, their labels */
+	PNG_CELLS_Y = 12,       /* the windows, below the name */
+	PNG_CELL_H = 20,
+	PNG_LABEL_CHARS = 160,  /* a line of text stops there */
+	PNG_PATH_CHARS = 100,   /* a longer path keeps its end, the file's name */
+};
+#define PNG_INK 0x000000u
+#define PNG_PAPER 0xffffffu
+#define PNG_GRID 0xccccccu      /* the frame of a window with samples */
+#define PNG_EMPTY 0xe6e6e6u     /* the frame of one without */
+
+/* An object's row of the PNG: its windows and the two lines that say what
+ * they are (the name line above them, the address line below). */
+struct png_row {
+	struct win *ws;
+	size_t n, hot, cells;   /* windows with samples, the hottest, cells drawn */
+	uint64_t lo, span;      /* the first window, windows from it to the last */
+	char name[PNG_LABEL_CHARS + 1], range[PNG_LABEL_CHARS + 1];
+};
+
+static void png_row(struct png_row *r, const struct et_profile *p, const struct et_prof_obj *o,
+                    uint64_t W, size_t maxcells)
+{
+	r->n = windows_of(p, o, W, &r->ws);
+	r->hot = 0;
+	for (size_t k = 1; k < r->n; k++)
+		if (r->ws[k].samples > r->ws[r->hot].samples)
+			r->hot = k;
+	r->range[0] = '\0';
+	r->cells = 0;
+	const char *path = et_profile_path(p, o), *cut = "";
+	if (strlen(path) > PNG_PATH_CHARS) {
+		path += strlen(path) - (PNG_PATH_CHARS - 3);
+		cut = "...";
+	}
+	if (!r->n || !o->total) {
+		snprintf(r->name, sizeof r->name, "%s%s: no samples", cut, path);
+		return;
+	}
+	const struct win *hot = &r->ws[r->hot];
+	snprintf(r->name, sizeof r->name, "%s%s: %llu samples, the hottest window 0x%llx has %.1f%%", cut, path,
+	         (unsigned long long)o->total, (unsigned long long)hot->start,
+	         100.0 * (double)hot->samples / (double)o->total);
+	r->lo = r->ws[0].start;
+	r->span = (r->ws[r->n - 1].start - r->lo) / W + 1;
+	r->cells = r->span < maxcells ? (size_t)r->span : maxcells;
+	char sz[16];
+	et_tool_size(sz, sizeof sz, W);
+	int len = snprintf(r->range, sizeof r->range, "0x%llx - 0x%llx: %llu window%s of %s, %zu with samples",
+	                   (unsigned long long)r->lo, (unsigned long long)(r->lo + r->span * W),
+	                   (unsigned long long)r->span, r->span == 1 ? "" : "s", sz, r->n);
+	if (r->cells < r->span && len > 0 && (size_t)len < sizeof r->range)
+		snprintf(r->range + len, sizeof r->range - (size_t)len, " (the first %zu drawn)", r->cells);
+}
+
+/* Draws row r with its top at y: each window of the span a cell, those
+ * without samples left white, the others shaded as in the SVG. */
+static void png_row_draw(struct et_img *im, const struct png_row *r, uint64_t W, int y)
+{
+	int cy = y + PNG_CELLS_Y;
+	et_img_text(im, PNG_LEFT, y, 1, r->name, PNG_INK);
+	if (!r->cells)
+		return;
+	for (size_t c = 0; c < r->cells; c++)
+		et_img_frame(im, PNG_LEFT + (int)c * PNG_CELL, cy, PNG_CELL + 1, PNG_CELL_H, PNG_EMPTY);
+	for (size_t k = 0; k < r->n; k++) {
+		size_t c = (size_t)((r->ws[k].start - r->lo) / W);
+		if (c >= r->cells)
+			break;
+		uint32_t s = (uint32_t)heat_shade(r->ws[k].samples, r->ws[r->hot].samples);
+		int x = PNG_LEFT + (int)c * PNG_CELL;
+		/* neighbours share a frame line: the one drawn last shows */
+		et_img_fill(im, x, cy, PNG_CELL + 1, PNG_CELL_H, 0xff0000u | s << 8 | s);
+		et_img_frame(im, x, cy, PNG_CELL + 1, PNG_CELL_H, PNG_GRID);
+	}
+	uint64_t hc = (r->ws[r->hot].start - r->lo) / W;
+	if (hc < r->cells)
+		et_img_frame(im, PNG_LEFT + (int)hc * PNG_CELL, cy, PNG_CELL + 1, PNG_CELL_H, PNG_INK);
+	et_img_text(im, PNG_LEFT, cy + PNG_CELL_H + 4, 1, r->range, PNG_INK);
+}
+
+/* Writes the heat map to out as a PNG; ET_EXIT_OK, or ET_EXIT_BAD with one
+ * line naming out.  A file left half-written is removed: a PNG that stops
+ * short would only look like one. */
+static int png_heatmap(const char *out, const struct et_profile *p, uint64_t W)
+{
+	char title[128];
+	snprintf(title, sizeof title, "samples per %llu KiB window of each object's text "
+	         "(darker: hotter; framed: the hottest)", (unsigned long long)(W >> 10));
+	/* as wide as the SVG, or as the longest line */
+	size_t maxcells = heat_columns(p, W), chars = strlen(title);
+	struct png_row r;
+	for (size_t i = 0; i < p->nobjs; i++) {
+		png_row(&r, p, &p->objs[i], W, maxcells);
+		chars = strlen(r.name) > chars ? strlen(r.name) : chars;
+		chars = strlen(r.range) > chars ? strlen(r.range) : chars;
+		free(r.ws);
+	}
+	int w = PNG_LEFT * 2 + (int)maxcells * PNG_CELL + 200;
+	if (w < PNG_LEFT * 2 + (int)chars * ET_FONT_ADVANCE)
+		w = PNG_LEFT * 2 + (int)chars * ET_FONT_ADVANCE;
+	if (w < 640)
+		w = 640;
+	size_t h = PNG_TOP + p->nobjs * PNG_ROWH;
+	struct et_img im;
+	if (h > ET_IMG_MAX_BYTES || et_img_init(&im, w, (int)h, PNG_PAPER) != 0) {
+		et_tool_err("%s: cannot make a picture of %d x %zu pixels (over %zu MiB, or out of memory)", out, w,
+		            h, ET_IMG_MAX_BYTES >> 20);
+		return ET_EXIT_BAD;
+	}
+	et_img_text(&im, PNG_LEFT, 14, 1, title, PNG_INK);
+	for (size_t i = 0; i < p->nobjs; i++) {
+		png_row(&r, p, &p->objs[i], W, maxcells);
+		png_row_draw(&im, &r, W, PNG_TOP + (int)i * PNG_ROWH);
+		free(r.ws);
+	}
+
+	int rc = ET_EXIT_OK;
+	FILE *f = fopen(out, "w");
+	if (!f) {
+		et_tool_err("%s: %s", out, strerror(errno));
+		et_img_free(&im);
+		return ET_EXIT_BAD;
+	}
+	struct stat st;
+	bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+	int bad = et_png_write(f, &im) != 0 || fflush(f) != 0;
+	int err = errno;
+	if (fclose(f) != 0 && !bad) {
+		bad = 1;
+		err = errno;
+	}
+	if (bad) {
+		et_tool_err("%s: %s", out, strerror(err));
+		if (regular)
+			unlink(out);
+		rc = ET_EXIT_BAD;
+	}
+	et_img_free(&im);
+	return rc;
+}
+
 static int cmd_show(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "window", required_argument, NULL, 'w' },
 		{ "svg", required_argument, NULL, 's' },
+		{ "png", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct et_sysinfo si;
 	et_sysinfo_read_pmd(&si, "/");
 	uint64_t W = si.pmd_size;
-	const char *svg = NULL;
+	const char *svg = NULL, *png = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:w:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:w:s:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			if (et_parse_size(optarg, &W) != 0 || W < 4096 || (W & (W - 1)))
 				return et_tool_usage("--window takes a power of two of at least 4K, not '%s'", optarg);
 			break;
 		case 's': svg = optarg; break;
+		case 'p': png = optarg; break;
 		case 'h': help(stdout); return ET_EXIT_OK;
 		default: return et_tool_bad_option(c, argv, optind);
 		}
@@ -207,6 +375,8 @@ static int cmd_show(int argc, char **argv)
 			}
 		}
 	}
+	if (png && png_heatmap(png, &p, W) != ET_EXIT_OK)
+		rc = ET_EXIT_BAD;
 	et_profile_free(&p);
 	return rc;
 }
