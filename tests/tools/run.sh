@@ -1421,6 +1421,16 @@ case_profile() {
 	expect_out "^/bin/a  build-id aa  100 samples\$"
 	expect_out "^/lib/c.so  build-id cc  1 samples\$"
 	expect_out "^  window 0x200000               50 samples"
+	# an object with no counts (loaded, never run) stays in the merge, and
+	# counts found for it in another profile are kept
+	printf 'enormoustext-profile 1\ngranule 4096\nobject dd /lib/idle.so\nobject bb /lib/b.so\n' >"$W/idle.prof"
+	t mergeidle -- "$TOOL" profile merge -o "$W/mi.prof" "$W/idle.prof" "$W/a.prof"
+	grep -qx 'object dd /lib/idle.so' "$W/mi.prof" || fail "merge dropped an object with no samples: $(tr '\n' '|' <"$W/mi.prof")"
+	[ "$(grep -A1 '^object bb ' "$W/mi.prof" | tail -1)" = "1000 5" ] ||
+		fail "merge lost the counts of an object that another profile lists without any"
+	[ "$(grep -c '^object ' "$W/mi.prof")" -eq 3 ] || fail "merge: expected 3 objects: $(tr '\n' '|' <"$W/mi.prof")"
+	t showidle -- "$TOOL" profile show "$W/mi.prof"
+	expect_out "^/lib/idle.so  build-id dd  0 samples\$"
 	# bad input
 	printf 'enormoustext-profile 1\ngranule 8192\nobject aa /bin/a\n2000 1\n' >"$W/g.prof"
 	t granule -- "$TOOL" profile merge -o "$W/x.prof" "$W/a.prof" "$W/g.prof"

@@ -385,6 +385,7 @@ struct acc {
 	char build_id[41];
 	char path[512];
 	uint64_t vaddr, count;
+	bool none;                /* an object with no counts: its name only */
 };
 
 static int by_obj_addr(const void *a, const void *b)
@@ -393,6 +394,8 @@ static int by_obj_addr(const void *a, const void *b)
 	int c = strcmp(x->build_id, y->build_id);
 	if (c)
 		return c;
+	if (x->none != y->none)
+		return x->none ? 1 : -1;
 	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
 }
 
@@ -436,7 +439,8 @@ static int cmd_merge(int argc, char **argv)
 		}
 		granule = p.granule;
 		for (size_t i = 0; i < p.nobjs; i++)
-			for (uint32_t k = 0; k < p.objs[i].n; k++) {
+			/* an object with no counts (loaded, never run) keeps its name */
+			for (uint32_t k = 0; k < (p.objs[i].n ? p.objs[i].n : 1); k++) {
 				if (n == cap) {
 					cap = cap ? cap * 2 : 1024;
 					struct acc *q = realloc(all, cap * sizeof *all);
@@ -449,8 +453,9 @@ static int cmd_merge(int argc, char **argv)
 				struct acc *x = &all[n++];
 				memcpy(x->build_id, p.objs[i].build_id, sizeof x->build_id);
 				et_strlcpy(x->path, et_profile_path(&p, &p.objs[i]), sizeof x->path);
-				x->vaddr = p.ents[p.objs[i].first + k].vaddr;
-				x->count = p.ents[p.objs[i].first + k].count;
+				x->none = p.objs[i].n == 0;
+				x->vaddr = x->none ? 0 : p.ents[p.objs[i].first + k].vaddr;
+				x->count = x->none ? 0 : p.ents[p.objs[i].first + k].count;
 			}
 		et_profile_free(&p);
 	}
@@ -470,6 +475,10 @@ static int cmd_merge(int argc, char **argv)
 		fprintf(f, "object %s %s\n", all[i].build_id, all[i].path);
 		size_t j = i;
 		while (j < n && !strcmp(all[j].build_id, all[i].build_id)) {
+			if (all[j].none) {
+				j++;
+				continue;
+			}
 			uint64_t sum = 0, va = all[j].vaddr;
 			for (; j < n && !strcmp(all[j].build_id, all[i].build_id) && all[j].vaddr == va; j++)
 				sum = sum > UINT64_MAX - all[j].count ? UINT64_MAX : sum + all[j].count;
