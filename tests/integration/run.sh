@@ -684,6 +684,24 @@ musl)
 	[ "$RC" -eq 0 ] || fail "musl dlopen baseline: $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
 	run dlopen LD_PRELOAD="$mlib" -- ./dlopen_test ./libbigtext.so
 	[ "$RC" -eq 0 ] || fail "musl dlopen: $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"
+	# ENORMOUSTEXT_RECORD with musl: musl-gcc has no kernel headers, so no
+	# perf_event_open; the CPU-time timer and SIGPROF record instead
+	printf '%s\n' '#include <time.h>' \
+		'__attribute__((noinline)) unsigned spin_here(unsigned h) { for (int i = 0; i < 1000; i++) h = h * 2654435761u + 1; return h; }' \
+		'int main(void) { unsigned h = 0; clock_t end = clock() + CLOCKS_PER_SEC; while (clock() < end) h = spin_here(h); return h == 42; }' \
+		>"$D/spin.c"
+	"$IT_MUSL_GCC" -O1 -Wl,--build-id -o "$D/spin" "$D/spin.c" || fail "musl-gcc cannot build spin.c"
+	run record ENORMOUSTEXT_RECORD="$D/spin-%p.prof" ENORMOUSTEXT=0 LD_PRELOAD="$mlib" -- ./spin
+	[ "$RC" -eq 0 ] || fail "musl: spin with ENORMOUSTEXT_RECORD: exit $RC"
+	stderr_empty "musl: ENORMOUSTEXT_RECORD alone prints nothing"
+	prof=$(ls "$D"/spin-*.prof 2>/dev/null | head -1)
+	[ -n "$prof" ] || fail "musl: no profile written"
+	sed -n 3p "$prof" | sed 's/^/   /'
+	grep -q '^# recorded by ENORMOUSTEXT_RECORD (CPU-time timer and SIGPROF)' "$prof" ||
+		fail "musl: not recorded with the timer: $(sed -n 3p "$prof")"
+	ns=$(awk '/^object /{o=($3 ~ /\/spin$/)} o && /^[0-9a-f]+ [0-9]+$/{n+=$2} END{print n+0}' "$prof")
+	echo "   $ns samples in spin"
+	[ "$ns" -ge 50 ] || fail "musl: only $ns samples in spin's own text in 1 s of CPU"
 	;;
 
 script.bfd | script.lld)
