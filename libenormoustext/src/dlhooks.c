@@ -16,8 +16,11 @@
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -270,4 +273,58 @@ ET_EXPORT int dlclose(void *handle)
 	if (r == 0)
 		et_after_dlclose();
 	return r;
+}
+
+/*
+ * Threads and SIGPROF, for ENORMOUSTEXT_RECORD's timer (record.c): while it
+ * samples, a new thread gets a CPU-time timer of its own before it runs its
+ * code, and a SIGPROF disposition the program sets stops the timers first.
+ * Otherwise both pass straight through.
+ */
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+ET_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	static void *real;
+	pthread_create_fn next = (pthread_create_fn)next_symbol(&real, "pthread_create");
+	if (!next)
+		return EAGAIN;
+	void *w = et_record_threads_sampled() ? et_record_thread_wrap(fn, arg) : NULL;
+	if (!w)
+		return next(t, attr, fn, arg);
+	int r = next(t, attr, et_record_thread_start, w);
+	if (r != 0)
+		free(w);
+	return r;
+}
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef void (*sighandler_fn)(int);
+typedef sighandler_fn (*signal_fn)(int, sighandler_fn);
+
+ET_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	static void *real;
+	sigaction_fn next = (sigaction_fn)next_symbol(&real, "sigaction");
+	if (!next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (sig == SIGPROF && act)
+		et_record_sigprof_change((act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
+		                                                          (const void *)act->sa_handler);
+	return next(sig, act, old);
+}
+
+ET_EXPORT sighandler_fn signal(int sig, sighandler_fn handler)
+{
+	static void *real;
+	signal_fn next = (signal_fn)next_symbol(&real, "signal");
+	if (!next) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	if (sig == SIGPROF)
+		et_record_sigprof_change((const void *)handler);
+	return next(sig, handler);
 }

@@ -420,6 +420,13 @@ ET_HIDDEN int et_expand_path(const char *in, char *out, size_t cap);
  * on; the profile is written when the process exits. */
 ET_HIDDEN void et_record_start(const char *path_template);
 ET_HIDDEN void et_record_forget(void);   /* in a forked child: not its samples */
+/* The timer fallback's hooks (dlhooks.c): whether new threads need a timer;
+ * a start routine and its argument wrapped for et_record_thread_start (NULL:
+ * no memory, start it as it is); a SIGPROF disposition the program sets. */
+ET_HIDDEN bool et_record_threads_sampled(void);
+ET_HIDDEN void *et_record_thread_wrap(void *(*fn)(void *), void *arg);
+ET_HIDDEN void *et_record_thread_start(void *wrapped);
+ET_HIDDEN void et_record_sigprof_change(const void *handler);
 
 /* ----------------------------------------------------------------- util */
 

@@ -11,12 +11,15 @@
  *
  * Where perf_event_open is refused (a container's seccomp filter,
  * kernel.perf_event_paranoid, a kernel without it, a build without its
- * header): a POSIX timer on the process's CPU time (timer_create,
- * CLOCK_PROCESS_CPUTIME_ID) sends SIGPROF, and the handler stores the
- * interrupted program counter in a preallocated buffer.  Since Linux 6.3 the
- * kernel delivers such a signal to the thread that used the CPU, so every
- * thread is sampled where it runs; older kernels prefer the main thread.
- * Not used when the program has its own SIGPROF handler.
+ * header): each thread gets a POSIX timer on its own CPU time (timer_create,
+ * CLOCK_THREAD_CPUTIME_ID, SIGEV_THREAD_ID) that sends it SIGPROF, and the
+ * handler stores the interrupted program counter in a preallocated buffer.
+ * The main thread's timer starts here; pthread_create (dlhooks.c, the
+ * shared library only) gives each new thread its own; a thread's timer goes
+ * when it exits.  A sleeping thread, or one that blocks SIGPROF, is never
+ * interrupted.  Not used when the program has a SIGPROF disposition at
+ * start-up; stopped when it sets one later (its handler would take our
+ * signals, its SIG_DFL would die of them).
  *
  * At exit (the library's destructor): the samples of this process are
  * attributed to the objects loaded then, by address — text the library
@@ -32,9 +35,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -66,9 +71,13 @@ static pid_t g_pid;
 static bool g_on;
 static const char *g_method = "";
 
+static bool g_timer_on;
+
 void et_record_forget(void)
 {
 	g_on = false;     /* the buffers are the parent's (inherited mappings) */
+	/* a forked child has no timers (not inherited): its threads get none */
+	__atomic_store_n(&g_timer_on, false, __ATOMIC_RELEASE);
 }
 
 /* ---- sampling with perf_event_open ------------------------------------ */
@@ -207,25 +216,104 @@ static uint64_t context_pc(const void *ucv)
 #endif
 
 #define TIMER_CAP (1u << 20)    /* samples: 8 MiB, touched only as filled */
+#define TIMER_SLOTS 4096        /* threads sampled at once */
+
+/* The kernel's own layouts for the raw system calls (glibc and musl differ
+ * in how they spell the thread id; musl on i386 has a 64-bit time_t, the
+ * system call the old one). */
+struct k_sigevent {
+	union sigval value;
+	int signo, notify;
+	union {
+		int tid;
+		int pad[(64 - 2 * sizeof(int) - sizeof(union sigval)) / sizeof(int)];
+	} u;
+};
+struct k_itimerspec {
+	long interval_s, interval_ns, value_s, value_ns;
+};
+#ifndef SIGEV_THREAD_ID
+#define SIGEV_THREAD_ID 4
+#endif
 
 static uint64_t *g_tbuf;
 static uint64_t g_tcount;       /* samples offered; those past TIMER_CAP are lost */
-static int g_timer = -1;        /* the kernel's timer id */
-static bool g_timer_on;
+static int g_tslots[TIMER_SLOTS];   /* kernel timer id + 1 of each sampled thread; 0 free */
+static int g_inflight;          /* handlers running now */
 static char g_timer_tag;        /* its sigev_value, to tell its signals from a kill() */
+static pthread_key_t g_tkey;
 
 #ifdef ET_HAVE_PC
 static void on_sigprof(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
-	if (!__atomic_load_n(&g_timer_on, __ATOMIC_RELAXED) || si->si_code != SI_TIMER ||
-	    si->si_value.sival_ptr != &g_timer_tag)
-		return;
-	uint64_t i = __atomic_fetch_add(&g_tcount, 1, __ATOMIC_RELAXED);
-	if (i < TIMER_CAP)
-		g_tbuf[i] = context_pc(uc);
+	__atomic_add_fetch(&g_inflight, 1, __ATOMIC_ACQ_REL);
+	if (__atomic_load_n(&g_timer_on, __ATOMIC_ACQUIRE) && si->si_code == SI_TIMER &&
+	    si->si_value.sival_ptr == &g_timer_tag) {
+		uint64_t i = __atomic_fetch_add(&g_tcount, 1, __ATOMIC_RELAXED);
+		if (i < TIMER_CAP)
+			g_tbuf[i] = context_pc(uc);
+	}
+	__atomic_sub_fetch(&g_inflight, 1, __ATOMIC_ACQ_REL);
 }
 #endif
+
+/* A timer on the calling thread's CPU time, signalling that thread: the
+ * signal goes where the time went, whatever the kernel's version, and a
+ * thread that blocks SIGPROF or sleeps is never interrupted.  0 or errno. */
+static int thread_timer_arm(void)
+{
+	struct k_sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.value.sival_ptr = &g_timer_tag;
+	sev.signo = SIGPROF;
+	sev.notify = SIGEV_THREAD_ID;
+	sev.u.tid = (int)syscall(SYS_gettid);
+	int id = -1;
+	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &id) != 0)
+		return errno;
+	size_t k = 0;
+	for (; k < TIMER_SLOTS; k++) {
+		int free_slot = 0;
+		if (__atomic_compare_exchange_n(&g_tslots[k], &free_slot, id + 1, false, __ATOMIC_ACQ_REL,
+		                                __ATOMIC_RELAXED))
+			break;
+	}
+	if (k == TIMER_SLOTS) {
+		syscall(SYS_timer_delete, id);
+		return ENOSPC;
+	}
+	long ns = 1000000000L / REC_HZ;
+	struct k_itimerspec its = { 0, ns, 0, ns };
+	if (syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
+		int e = errno;
+		if (__atomic_exchange_n(&g_tslots[k], 0, __ATOMIC_ACQ_REL) == id + 1)
+			syscall(SYS_timer_delete, id);
+		return e;
+	}
+	/* deleted when the thread exits (the key's destructor) */
+	pthread_setspecific(g_tkey, (void *)(uintptr_t)(k + 1));
+	return 0;
+}
+
+static void thread_timer_done(void *v)
+{
+	size_t k = (uintptr_t)v - 1;
+	int id1 = k < TIMER_SLOTS ? __atomic_exchange_n(&g_tslots[k], 0, __ATOMIC_ACQ_REL) : 0;
+	if (id1)
+		syscall(SYS_timer_delete, id1 - 1);
+}
+
+/* Every thread's timer goes; the handler stays (it ignores what comes). */
+static void timers_stop(void)
+{
+	__atomic_store_n(&g_timer_on, false, __ATOMIC_RELEASE);
+	for (size_t k = 0; k < TIMER_SLOTS; k++) {
+		int id1 = __atomic_exchange_n(&g_tslots[k], 0, __ATOMIC_ACQ_REL);
+		if (id1)
+			syscall(SYS_timer_delete, id1 - 1);
+	}
+}
 
 /* 0, or an errno; *why names what refused */
 static int timer_start(const char **why)
@@ -244,6 +332,10 @@ static int timer_start(const char **why)
 		*why = "the program has its own SIGPROF disposition";
 		return EBUSY;
 	}
+	if (pthread_key_create(&g_tkey, thread_timer_done) != 0) {
+		*why = "pthread_key_create";
+		return EAGAIN;
+	}
 	void *buf = mmap(NULL, TIMER_CAP * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (buf == MAP_FAILED) {
@@ -260,50 +352,77 @@ static int timer_start(const char **why)
 		*why = "sigaction";
 		int e = errno;
 		munmap(buf, TIMER_CAP * sizeof(uint64_t));
+		g_tbuf = NULL;
 		return e;
 	}
-	/* the system calls themselves: librt is not needed, glibc or musl */
-	struct sigevent sev;
-	memset(&sev, 0, sizeof sev);
-	sev.sigev_notify = SIGEV_SIGNAL;
-	sev.sigev_signo = SIGPROF;
-	sev.sigev_value.sival_ptr = &g_timer_tag;
-	int id = -1;
-	if (syscall(SYS_timer_create, CLOCK_PROCESS_CPUTIME_ID, &sev, &id) != 0) {
-		*why = "timer_create";
-		goto undo;
-	}
-	g_timer = id;
 	__atomic_store_n(&g_timer_on, true, __ATOMIC_RELEASE);
-	long ns = 1000000000L / REC_HZ;
-	struct itimerspec its = { { 0, ns }, { 0, ns } };
-	if (syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
-		*why = "timer_settime";
-		goto undo;
+	int e = thread_timer_arm();
+	if (e != 0) {
+		*why = "timer_create";
+		timers_stop();
+		/* the handler stays: it ignores whatever signal might still come */
+		munmap(buf, TIMER_CAP * sizeof(uint64_t));
+		g_tbuf = NULL;
+		return e;
 	}
 	return 0;
-undo:;
-	int e = errno;
-	__atomic_store_n(&g_timer_on, false, __ATOMIC_RELEASE);
-	if (g_timer >= 0)
-		syscall(SYS_timer_delete, g_timer);
-	g_timer = -1;
-	/* the handler stays: it ignores whatever signal might still come */
-	munmap(buf, TIMER_CAP * sizeof(uint64_t));
-	g_tbuf = NULL;
-	return e;
+#endif
+}
+
+bool et_record_threads_sampled(void)
+{
+	return __atomic_load_n(&g_timer_on, __ATOMIC_ACQUIRE);
+}
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+/* pthread_create (dlhooks.c) starts threads here while the timer samples:
+ * each thread gets a timer of its own before it runs its code. */
+void *et_record_thread_start(void *p)
+{
+	struct thread_start ts = *(struct thread_start *)p;
+	free(p);
+	if (__atomic_load_n(&g_timer_on, __ATOMIC_ACQUIRE))
+		thread_timer_arm();
+	return ts.fn(ts.arg);
+}
+
+void *et_record_thread_wrap(void *(*fn)(void *), void *arg)
+{
+	struct thread_start *ts = malloc(sizeof *ts);
+	if (ts) {
+		ts->fn = fn;
+		ts->arg = arg;
+	}
+	return ts;
+}
+
+/* The program sets a SIGPROF disposition of its own (dlhooks.c): its
+ * handler would take our signals, or its SIG_DFL be killed by them.  The
+ * timers stop first; the samples so far are written at exit. */
+void et_record_sigprof_change(const void *handler)
+{
+#ifdef ET_HAVE_PC
+	if (handler == (const void *)on_sigprof || !__atomic_load_n(&g_timer_on, __ATOMIC_ACQUIRE))
+		return;
+	timers_stop();
+	et_log(1, "ENORMOUSTEXT_RECORD: the program sets its own SIGPROF disposition: sampling stops here");
+#else
+	(void)handler;
 #endif
 }
 
 /* The samples, in the timer's own buffer (no copy). */
 static uint64_t *timer_collect(size_t *n_out, uint64_t *lost_out)
 {
-	syscall(SYS_timer_delete, g_timer);
-	g_timer = -1;
-	__atomic_store_n(&g_timer_on, false, __ATOMIC_RELEASE);
-	/* a handler that started before the store may still be writing its
-	 * slot: it is one store, done before any of our reads could matter
-	 * much — and the handler stays installed, so a late signal is ignored */
+	timers_stop();
+	/* a handler that counted its sample before the stop may still be
+	 * storing it: wait for it (a few instructions) */
+	for (int i = 0; i < 100000 && __atomic_load_n(&g_inflight, __ATOMIC_ACQUIRE) > 0; i++)
+		sched_yield();
 	uint64_t c = __atomic_load_n(&g_tcount, __ATOMIC_ACQUIRE);
 	*n_out = c < TIMER_CAP ? (size_t)c : TIMER_CAP;
 	*lost_out = c - *n_out;
@@ -372,6 +491,20 @@ static void sort_u64(uint64_t *a, size_t n)
 		a[e] = t;
 		sift(a, e, 0);
 	}
+}
+
+/* The index of the first of the n sorted samples at or above x. */
+static size_t lower_bound(const uint64_t *a, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (a[m] < x)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
 }
 
 struct wbuf {
@@ -476,34 +609,41 @@ __attribute__((destructor)) static void et_record_finish(void)
 			exe[l > 0 ? l : 0] = '\0';
 			path = exe;
 		}
-		bool head = false;
-		for (uint32_t s = 0; s < o->nsegs; s++) {
-			/* the sorted samples of [start, end): first by binary search */
-			size_t a = 0, b = n;
-			while (a < b) {
-				size_t m = a + (b - a) / 2;
-				if (ips[m] < o->segs[s].start)
-					a = m + 1;
-				else
-					b = m;
-			}
-			for (size_t k = a; k < n && ips[k] < o->segs[s].end;) {
-				uint64_t g = (ips[k] - o->base) / REC_GRANULE;
-				uint64_t cnt = 0;
-				while (k < n && ips[k] < o->segs[s].end && (ips[k] - o->base) / REC_GRANULE == g) {
-					cnt++;
-					k++;
-				}
-				if (!head) {
-					wprintf(&w, "object %s %s\n", o->build_id, path);
-					head = true;
-				}
-				wprintf(&w, "%llx %llu\n", (unsigned long long)(g * REC_GRANULE), (unsigned long long)cnt);
-			}
+		/* the same file loaded twice (two paths, one build-id) is one
+		 * object of the profile: the first copy names it, and the samples
+		 * of every copy count, in its own address space */
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = objs[j].nsegs && !strcmp(objs[j].build_id, o->build_id);
+		if (seen)
+			continue;
+		/* loaded and never run in: named with no counts (cold, not unknown) */
+		wprintf(&w, "object %s %s\n", o->build_id, path);
+		size_t cnt = 0;
+		for (size_t j = i; j < no; j++)
+			if (objs[j].nsegs && !strcmp(objs[j].build_id, o->build_id))
+				for (uint32_t s = 0; s < objs[j].nsegs; s++)
+					cnt += lower_bound(ips, n, objs[j].segs[s].end) -
+					       lower_bound(ips, n, objs[j].segs[s].start);
+		uint64_t *offs = cnt ? et_scratch_alloc(cnt * sizeof(uint64_t)) : NULL;
+		if (!offs)
+			continue;
+		size_t m = 0;
+		for (size_t j = i; j < no; j++)
+			if (objs[j].nsegs && !strcmp(objs[j].build_id, o->build_id))
+				for (uint32_t s = 0; s < objs[j].nsegs; s++)
+					for (size_t k = lower_bound(ips, n, objs[j].segs[s].start);
+					     k < n && ips[k] < objs[j].segs[s].end && m < cnt; k++)
+						offs[m++] = (ips[k] - objs[j].base) / REC_GRANULE * REC_GRANULE;
+		sort_u64(offs, m);
+		for (size_t k = 0; k < m;) {
+			size_t e = k;
+			while (e < m && offs[e] == offs[k])
+				e++;
+			wprintf(&w, "%llx %llu\n", (unsigned long long)offs[k], (unsigned long long)(e - k));
+			k = e;
 		}
-		/* loaded and never run in: known to the profile, so cold */
-		if (!head)
-			wprintf(&w, "object %s %s\n", o->build_id, path);
+		et_scratch_free(offs, cnt * sizeof(uint64_t));
 	}
 	wflush(&w);
 	int err = w.err;

@@ -975,6 +975,14 @@ record.env)
 		[ "$RC" -eq 0 ] || fail "the recorded profile has no samples for inspect ($mode)"
 		head -1 "$OUT" | grep -q '^level_[abcd]$' || fail "$mode: the hottest function of inspect is $(head -1 "$OUT"), not a level_ function"
 	done
+	# objects loaded and never run are listed with no counts (libunwind:
+	# inspect links it and spins elsewhere), by the library and by the tool
+	grep -q '^object [0-9a-f]* .*libunwind[^ ]*$' "$D/off-"*.prof ||
+		fail "ENORMOUSTEXT_RECORD: the profile does not list libunwind, loaded and idle"
+	run tool -- "$IT_TOOL" record -o "$D/tool.prof" -- ./inspect --spin 1
+	[ "$RC" -eq 0 ] || fail "enormoustext record inspect --spin: exit $RC"
+	grep -q '^object [0-9a-f]* .*libunwind[^ ]*$' "$D/tool.prof" ||
+		fail "enormoustext record: the profile does not list libunwind, loaded and idle"
 	# a path that cannot be written: one line, the program runs
 	run badpath ENORMOUSTEXT_RECORD=/nonexistent-dir/p.prof LD_PRELOAD="$PRE" -- ./inspect --spin 1
 	[ "$RC" -eq 0 ] || fail "an unwritable ENORMOUSTEXT_RECORD path: exit $RC"
@@ -1007,8 +1015,9 @@ record.timer)
 				fail "$mode $how: the profile was not recorded with the timer: $(sed -n 3p "$prof")"
 			nsamp=$(sed -n 's/^# recorded .*: \([0-9]*\) samples.*/\1/p' "$prof")
 			echo "   $mode $how: $(sed -n 3p "$prof")"
-			# 2 s of CPU at up to 999 Hz (the kernel checks CPU timers at its tick)
-			[ "${nsamp:-0}" -ge 100 ] || fail "$mode $how: only ${nsamp:-0} samples in 2 s of CPU time"
+			# up to 2 s of CPU at up to 999 Hz, bounded by the kernel's tick
+			# (100 to 1000 Hz) and by what this machine gives the test
+			[ "${nsamp:-0}" -ge 30 ] || fail "$mode $how: only ${nsamp:-0} samples in about 2 s of spinning"
 			# the spinning thread's samples: nearly all of them in inspect
 			# (not in the libc where the main thread waits)
 			ins=$(awk '/^object /{o=($3 ~ /\/inspect$/)} o && /^[0-9a-f]+ [0-9]+$/{n+=$2} END{print n+0}' "$prof")
@@ -1033,6 +1042,46 @@ record.timer)
 	stderr_one_line "^enormoustext: ENORMOUSTEXT_RECORD=$D/x.prof: cannot sample this process: perf_event_open: .*; the program has its own SIGPROF disposition: nothing recorded" \
 		"SIGPROF taken"
 	[ ! -e "$D/x.prof" ] || fail "SIGPROF taken: a profile was written anyway"
+	# the program's own ways with signals: a worker that blocks every signal
+	# spins while the main thread sleeps (each thread has its own timer: the
+	# sleep is not interrupted); SIGPROF set back to SIG_DFL, or to a handler
+	# of the program's, later on (the timers stop first: not killed, and the
+	# program's handler sees none of them)
+	cp "$IT_BIN/sigprof_test" "$D/" || exit 2
+	for how in blocked-worker reset own-handler; do
+		run "$how" ENORMOUSTEXT_RECORD="$D/$how.prof" ENORMOUSTEXT=0 LD_PRELOAD="$PRE" -- \
+			"$IT_BIN/noperf" ./sigprof_test "--$how" 2
+		[ "$RC" -eq 0 ] || fail "sigprof_test --$how under the timer: exit $RC: $(cat "$OUT" "$ERR" | head -3 | tr '\n' '|')"
+		stderr_empty "sigprof_test --$how"
+		[ -s "$D/$how.prof" ] || fail "sigprof_test --$how: no profile written"
+	done
+	ns=$(awk '/^object /{o=($3 ~ /\/sigprof_test$/)} o && /^[0-9a-f]+ [0-9]+$/{n+=$2} END{print n+0}' "$D/reset.prof")
+	echo "   reset: $ns samples in sigprof_test before SIGPROF was set back"
+	[ "$ns" -ge 10 ] || fail "sigprof_test --reset: only $ns samples before the reset"
+	run reset-verbose ENORMOUSTEXT_RECORD="$D/rv.prof" ENORMOUSTEXT=0 ENORMOUSTEXT_VERBOSE=1 LD_PRELOAD="$PRE" -- \
+		"$IT_BIN/noperf" ./sigprof_test --reset 1
+	grep -q 'ENORMOUSTEXT_RECORD: the program sets its own SIGPROF disposition: sampling stops here' "$ERR" ||
+		fail "verbose: no line says sampling stopped: '$(head -3 "$ERR" | tr '\n' '|')'"
+	# one file loaded from two paths (one build-id): one object in the
+	# profile, which stays readable — with the timer and with perf_event_open
+	mkdir -p "$D/a" "$D/b" && cp "$IT_BIN/libbigtext.so" "$D/a/" && cp "$IT_BIN/libbigtext.so" "$D/b/" || exit 2
+	bl=$(readelf -n "$D/a/libbigtext.so" | sed -n 's/.*Build ID: *//p')
+	for how in timer perf; do
+		wrap=("$IT_BIN/noperf")
+		[ $how = perf ] && wrap=()
+		run "twice-$how" ENORMOUSTEXT_RECORD="$D/twice-$how.prof" ENORMOUSTEXT=0 LD_PRELOAD="$PRE" -- \
+			"${wrap[@]}" ./sigprof_test --dlopen 1 "$D/a/libbigtext.so" "$D/b/libbigtext.so"
+		[ "$RC" -eq 0 ] || fail "sigprof_test --dlopen twice ($how): exit $RC"
+		[ "$how" = perf ] && grep -q 'perf_event_open cannot sample' "$ERR" && continue
+		[ "$(grep -c "^object $bl " "$D/twice-$how.prof")" -eq 1 ] ||
+			fail "$how: libbigtext.so loaded from two paths is not exactly one object in the profile"
+		run "twice-show-$how" -- "$IT_TOOL" profile show "$D/twice-$how.prof"
+		[ "$RC" -eq 0 ] || fail "$how: the profile of a file loaded twice does not parse: $(head -1 "$ERR")"
+	done
+	# objects loaded and never run are in the profile, with no counts
+	# (libunwind: inspect links it and spins elsewhere)
+	grep -q '^object [0-9a-f]* .*libunwind[^ ]*$' "$D/off--spin-"*.prof ||
+		fail "the recorded profile does not list libunwind, loaded and idle"
 	# `enormoustext record` where perf_event_open is refused: the command runs
 	# with the library recording each process (moving nothing), and their
 	# profiles are merged; the command's exit status is the tool's
@@ -1049,12 +1098,23 @@ record.timer)
 		fail "record (timer): the hottest function of inspect is $(head -1 "$OUT"), not a level_ function"
 	[ -z "$(ls "$D" | grep enormoustext-record)" ] || fail "record left its temporary directory behind"
 	# a static program cannot load the library: one line, nothing written
-	cp "$IT_BIN/bigtext-static" "$D/" || exit 2
-	run tool-static -- "$IT_BIN/noperf" "$IT_TOOL" record -o "$D/static.prof" -- ./bigtext-static --expect-none
+	printf 'int main(void) { return 0; }\n' >"$D/static.c"
+	cc -static -o "$D/static" "$D/static.c" || fail "cannot build a static program (cc -static; libc6-dev has libc.a)"
+	file "$D/static" | grep -q 'statically linked' || fail "cc -static did not give a static program: $(file "$D/static")"
+	run tool-static -- "$IT_BIN/noperf" "$IT_TOOL" record -o "$D/static.prof" -- ./static
 	[ "$RC" -eq 1 ] || fail "record of a static program without perf_event_open: exit $RC, not 1"
-	grep -q "no process of ./bigtext-static wrote a profile.*nothing recorded" "$ERR" ||
+	grep -q "no process of ./static wrote a profile.*nothing recorded" "$ERR" ||
 		fail "record of a static program: '$(head -3 "$ERR" | tr '\n' '|')'"
 	[ ! -e "$D/static.prof" ] || fail "record of a static program wrote a profile"
+	# a command killed by a signal writes nothing (the library writes at
+	# exit): its status, and a line that says so; a command not found: 127
+	run tool-killed -- "$IT_BIN/noperf" "$IT_TOOL" record -o "$D/killed.prof" -- sh -c 'kill -TERM $$'
+	[ "$RC" -eq 143 ] || fail "record of a command killed by SIGTERM: exit $RC, not 143"
+	grep -q "sh was killed by signal 15 before it could write its profile" "$ERR" ||
+		fail "record of a killed command: '$(head -3 "$ERR" | tr '\n' '|')'"
+	run tool-missing -- "$IT_BIN/noperf" "$IT_TOOL" record -o "$D/missing.prof" -- ./no-such-command
+	[ "$RC" -eq 127 ] || fail "record of a missing command: exit $RC, not 127"
+	[ -z "$(ls "$D" | grep enormoustext-record)" ] || fail "record left a temporary directory behind"
 	;;
 
 file.shared)

@@ -282,24 +282,34 @@ static int png_heatmap(const char *out, const struct et_profile *p, uint64_t W)
 	}
 
 	int rc = ET_EXIT_OK;
-	FILE *f = fopen(out, "w");
+	/* a file is written beside and renamed into place (an old picture stays
+	 * whole if this one fails); a device or pipe is written as it is */
+	struct stat st;
+	bool regular = stat(out, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+	char tmp[4096];
+	if (regular)
+		snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
+	const char *path = regular ? tmp : out;
+	FILE *f = fopen(path, "w");
 	if (!f) {
 		et_tool_err("%s: %s", out, strerror(errno));
 		et_img_free(&im);
 		return ET_EXIT_BAD;
 	}
-	struct stat st;
-	bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
 	int bad = et_png_write(f, &im) != 0 || fflush(f) != 0;
 	int err = errno;
 	if (fclose(f) != 0 && !bad) {
 		bad = 1;
 		err = errno;
 	}
+	if (!bad && regular && rename(tmp, out) != 0) {
+		bad = 1;
+		err = errno;
+	}
 	if (bad) {
 		et_tool_err("%s: %s", out, strerror(err));
 		if (regular)
-			unlink(out);
+			unlink(tmp);
 		rc = ET_EXIT_BAD;
 	}
 	et_img_free(&im);

@@ -52,8 +52,10 @@ static void help(FILE *f)
 	        "without the library): samples in anonymous memory belong to no file.\n"
 	        "Where perf_event_open is refused, COMMAND runs with the library preloaded\n"
 	        "instead, each of its processes sampling itself with a CPU-time timer and\n"
-	        "SIGPROF (ENORMOUSTEXT_RECORD, at 999 Hz, ENORMOUSTEXT=0 unless set), and\n"
-	        "their profiles are merged into FILE; a static program cannot be recorded so.\n"
+	        "SIGPROF (ENORMOUSTEXT_RECORD: up to 999 Hz a thread, bounded by the kernel's\n"
+	        "tick, -F not applied; ENORMOUSTEXT=0 unless set), and the profiles its\n"
+	        "processes write at exit are merged into FILE; a static program cannot be\n"
+	        "recorded so, nor a process killed by a signal.\n"
 	        "\n"
 	        "  -o, --output FILE     the profile to write (required)\n"
 	        "  -F, --frequency HZ    samples per second per thread (default 999)\n"
@@ -380,37 +382,55 @@ static int write_profile(const char *out)
 		et_tool_err("%s: %s", out, strerror(errno));
 		return -1;
 	}
+	/* one object per build-id: the same file mapped from two paths counts
+	 * as its first path (granules are in its own address space either way) */
+	int *canon = malloc((nfiles ? nfiles : 1) * sizeof *canon);
+	bool *named = calloc(nfiles ? nfiles : 1, sizeof *named);
+	if (!canon || !named) {
+		et_tool_err("out of memory");
+		exit(ET_EXIT_BAD);
+	}
+	for (size_t i = 0; i < nfiles; i++) {
+		canon[i] = (int)i;
+		for (size_t k = 0; k < i; k++)
+			if (files[i].build_id[0] && !strcmp(files[k].build_id, files[i].build_id)) {
+				canon[i] = canon[k];
+				break;
+			}
+	}
+	for (size_t i = 0; i < ncounts; i++)
+		counts[i].file = canon[counts[i].file];
 	if (ncounts)
 		qsort(counts, ncounts, sizeof *counts, by_file_granule);
 	fprintf(f, "enormoustext-profile 1\ngranule %u\n", GRANULE);
 	fprintf(f, "# recorded by enormoustext record: %llu samples, %llu outside any file\n",
 	        (unsigned long long)samples_total, (unsigned long long)samples_unknown);
-	int cur = -1;
-	for (size_t i = 0; i < ncounts; i++) {
+	for (size_t i = 0; i < ncounts;) {
 		struct file *fl = &files[counts[i].file];
-		if (!fl->build_id[0])
-			continue;                      /* no build-id: no key */
-		if (counts[i].file != cur) {
-			cur = counts[i].file;
-			fprintf(f, "object %s %s\n", fl->build_id, fl->path);
+		size_t j = i;
+		uint64_t sum = 0;
+		for (; j < ncounts && counts[j].file == counts[i].file && counts[j].granule == counts[i].granule; j++)
+			sum += counts[j].n;
+		if (fl->build_id[0]) {                  /* no build-id: no key */
+			if (!named[counts[i].file]) {
+				named[counts[i].file] = true;
+				fprintf(f, "object %s %s\n", fl->build_id, fl->path);
+			}
+			fprintf(f, "%llx %llu\n", (unsigned long long)counts[i].granule * GRANULE,
+			        (unsigned long long)sum);
 		}
-		fprintf(f, "%llx %llu\n", (unsigned long long)counts[i].granule * GRANULE,
-		        (unsigned long long)counts[i].n);
+		i = j;
 	}
 	/* The files it mapped and never ran in, as objects with no samples: the
 	 * profile knows them, so ENORMOUSTEXT_PROFILE leaves their text cold
 	 * instead of treating them as objects it has never seen. */
-	for (size_t i = 0; i < nfiles; i++) {
-		if (!files[i].build_id[0])
-			continue;
-		bool dup = false;
-		for (size_t k = 0; k < ncounts && !dup; k++)
-			dup = !strcmp(files[counts[k].file].build_id, files[i].build_id);
-		for (size_t k = 0; k < i && !dup; k++)
-			dup = !strcmp(files[k].build_id, files[i].build_id);
-		if (!dup)
-			fprintf(f, "object %s %s\n", files[i].build_id, files[i].path);
-	}
+	for (size_t i = 0; i < nfiles; i++)
+		if (files[i].build_id[0] && !named[canon[i]]) {
+			named[canon[i]] = true;
+			fprintf(f, "object %s %s\n", files[i].build_id, files[canon[i]].path);
+		}
+	free(canon);
+	free(named);
 	if (fclose(f) != 0 || rename(tmp, out) != 0) {
 		et_tool_err("%s: %s", out, strerror(errno));
 		unlink(tmp);
@@ -512,9 +532,12 @@ static int record_with_library(char **cmd, const char *out, int why)
 		            "nothing recorded", strerror(why));
 		return ET_EXIT_BAD;
 	}
+	/* (a % in the directory would be the library's to expand) */
 	const char *tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp || strchr(tmp, '%') || strlen(tmp) > 900)
+		tmp = "/tmp";
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/enormoustext-record.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(dir, sizeof dir, "%s/enormoustext-record.XXXXXX", tmp);
 	if (!mkdtemp(dir)) {
 		et_tool_err("%s: %s", dir, strerror(errno));
 		free(preload);
@@ -523,8 +546,11 @@ static int record_with_library(char **cmd, const char *out, int why)
 	char rec[PATH_MAX + 16];
 	snprintf(rec, sizeof rec, "%s/%%p.prof", dir);
 	fprintf(stderr, "enormoustext record: perf_event_open: %s: sampling with the library's "
-	        "CPU-time timer (ENORMOUSTEXT_RECORD) instead, at its %d Hz\n", strerror(why), 999);
+	        "CPU-time timers (ENORMOUSTEXT_RECORD) instead, up to 999 Hz a thread\n", strerror(why));
 	fflush(stderr);
+	/* our own signals go to the command; its status is ours */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
 	pid_t child = fork();
 	if (child < 0) {
 		et_tool_err("fork: %s", strerror(errno));
@@ -533,6 +559,8 @@ static int record_with_library(char **cmd, const char *out, int why)
 		return ET_EXIT_BAD;
 	}
 	if (child == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		if (setenv("LD_PRELOAD", preload, 1) != 0 || setenv("ENORMOUSTEXT_RECORD", rec, 1) != 0 ||
 		    setenv("ENORMOUSTEXT", "0", 0) != 0)
 			_exit(126);
@@ -541,8 +569,6 @@ static int record_with_library(char **cmd, const char *out, int why)
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	free(preload);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
 	int st = 0;
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 		;
@@ -570,10 +596,21 @@ static int record_with_library(char **cmd, const char *out, int why)
 	size_t ok = 0;
 	for (size_t i = 0; i < nf; i++)
 		ok += strlen(profs[i]) > 5 && !strcmp(profs[i] + strlen(profs[i]) - 5, ".prof");
+	int cmd_rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	bool keep = false;             /* the processes' profiles, when the merge fails */
 	if (ok == 0) {
-		et_tool_err("no process of %s wrote a profile (a static program, or one that exec'd "
-		            "without the environment, cannot load the library): nothing recorded", cmd[0]);
-		rc = ET_EXIT_BAD;
+		/* the library writes at exit(): a process killed by a signal, or one
+		 * that leaves through _exit, writes nothing */
+		if (WIFSIGNALED(st))
+			et_tool_err("%s was killed by signal %d before it could write its profile "
+			            "(the library writes at exit): nothing recorded", cmd[0], WTERMSIG(st));
+		else if (cmd_rc == 126 || cmd_rc == 127)
+			et_tool_err("%s did not run: nothing recorded", cmd[0]);
+		else
+			et_tool_err("no process of %s wrote a profile (a static program cannot load the "
+			            "library; one that leaves through _exit writes nothing): nothing recorded",
+			            cmd[0]);
+		rc = cmd_rc ? cmd_rc : ET_EXIT_BAD;
 	} else {
 		/* `enormoustext profile merge -o OUT FILES...`, this very command */
 		qsort(profs, nf, sizeof *profs, by_name);
@@ -598,22 +635,29 @@ static int record_with_library(char **cmd, const char *out, int why)
 			        strerror(errno));
 			_exit(126);
 		}
+		if (m < 0)
+			et_tool_err("fork: %s", strerror(errno));
 		int mst = 0;
-		if (m < 0 || waitpid(m, &mst, 0) != m || !WIFEXITED(mst) || WEXITSTATUS(mst) != 0)
+		if (m < 0 || waitpid(m, &mst, 0) != m || !WIFEXITED(mst) || WEXITSTATUS(mst) != 0) {
 			rc = ET_EXIT_BAD;   /* merge said why */
+			keep = true;
+			et_tool_err("the profiles of %s's processes are left in %s", cmd[0], dir);
+		}
 		free(av);
 		if (!rc)
 			fprintf(stderr, "enormoustext record: %zu process profile(s) merged into %s\n", ok, out);
 	}
 	for (size_t i = 0; i < nf; i++) {
-		unlink(profs[i]);
+		if (!keep)
+			unlink(profs[i]);
 		free(profs[i]);
 	}
 	free(profs);
-	rmdir(dir);
+	if (!keep)
+		rmdir(dir);
 	if (rc)
 		return rc;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return cmd_rc;
 }
 
 int et_cmd_record(int argc, char **argv)
