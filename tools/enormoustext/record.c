@@ -514,6 +514,13 @@ static int perf_refused(void)
 	return e == EACCES || e == EPERM || e == ENOSYS || e == EOPNOTSUPP ? e : 0;
 }
 
+/* A profile a process wrote (not one it was still writing: NAME.tmp). */
+static bool is_profile(const char *path)
+{
+	size_t l = strlen(path);
+	return l > 5 && !strcmp(path + l - 5, ".prof");
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -595,7 +602,7 @@ static int record_with_library(char **cmd, const char *out, int why)
 	int rc = 0;
 	size_t ok = 0;
 	for (size_t i = 0; i < nf; i++)
-		ok += strlen(profs[i]) > 5 && !strcmp(profs[i] + strlen(profs[i]) - 5, ".prof");
+		ok += is_profile(profs[i]);
 	int cmd_rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	bool keep = false;             /* the processes' profiles, when the merge fails */
 	if (ok == 0) {
@@ -626,7 +633,7 @@ static int record_with_library(char **cmd, const char *out, int why)
 		av[k++] = "-o";
 		av[k++] = (char *)out;
 		for (size_t i = 0; i < nf; i++)
-			if (strlen(profs[i]) > 5 && !strcmp(profs[i] + strlen(profs[i]) - 5, ".prof"))
+			if (is_profile(profs[i]))
 				av[k++] = profs[i];
 		pid_t m = fork();
 		if (m == 0) {
