@@ -982,7 +982,7 @@ record.env)
 	run tool -- "$IT_TOOL" record -o "$D/tool.prof" -- ./inspect --spin 1
 	[ "$RC" -eq 0 ] || fail "enormoustext record inspect --spin: exit $RC"
 	grep -q '^object [0-9a-f]* .*libunwind[^ ]*$' "$D/tool.prof" ||
-		fail "enormoustext record: the profile does not list libunwind, loaded and idle"
+		fail "enormoustext record: the profile does not list libunwind, loaded and idle; its objects: $(grep '^object' "$D/tool.prof" | tr '\n' '|')"
 	# a path that cannot be written: one line, the program runs
 	run badpath ENORMOUSTEXT_RECORD=/nonexistent-dir/p.prof LD_PRELOAD="$PRE" -- ./inspect --spin 1
 	[ "$RC" -eq 0 ] || fail "an unwritable ENORMOUSTEXT_RECORD path: exit $RC"

@@ -391,6 +391,10 @@ static int write_profile(const char *out)
 		exit(ET_EXIT_BAD);
 	}
 	for (size_t i = 0; i < nfiles; i++) {
+		/* a file the kernel gave no build-id for (its note not in memory
+		 * when it was mapped) and no sample needed: from the file now */
+		if (!files[i].build_id[0] && !files[i].read)
+			read_file(&files[i]);
 		canon[i] = (int)i;
 		for (size_t k = 0; k < i; k++)
 			if (files[i].build_id[0] && !strcmp(files[k].build_id, files[i].build_id)) {
