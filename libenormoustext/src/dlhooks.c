@@ -3,15 +3,32 @@
  *
  * This library defines dlopen, dlmopen (glibc) and dlclose, so that calls
  * from the program and its libraries come here first (preloaded, or linked
- * ahead of libc); each calls the loader's own function, found with
+ * ahead of libc); each reaches the loader's own function, found with
  * dlsym(RTLD_NEXT), and then asks init.c for a pass over what the loader
  * added or removed.  No lock of ours is held while the loader runs: the
  * new library's constructors and destructors may dlopen, dlclose, fork or
  * start threads as they please.
  *
- * glibc resolves a bare library name with the DT_RPATH/DT_RUNPATH of the
- * *calling* object, and $ORIGIN against the caller's directory; seen from
- * here, the caller would be this library: see open_as_caller.
+ * WHICH LIBRARY A dlopen LOADS MUST NOT CHANGE.  glibc finds the calling
+ * object from dlopen's return address and searches with *its* DT_RPATH /
+ * DT_RUNPATH, expands $ORIGIN against *its* directory and loads into *its*
+ * namespace.  A wrapper that calls the loader makes itself the caller, and
+ * no re-resolution by hand can be exact (the loader's own matching of
+ * loaded names, its cache, hwcaps subdirectories, class checks...).  So
+ * dlopen and dlmopen are two tiny assembly stubs that ask et_dlopen_route
+ * which way to go and then *jump* there with the caller's stack and return
+ * address untouched:
+ *   - when the request resolves the same from here as from the caller
+ *     (resolves_as_here: same namespace, no $ string, and either a path or
+ *     a bare name with no RUNPATH/RPATH/NODEFLIB that would make the
+ *     caller's search differ from ours), to et_dlopen_direct, which calls
+ *     the loader and runs the pass right after;
+ *   - otherwise straight to the loader's dlopen, which then sees the real
+ *     caller and returns to it.  What it loaded is moved at the next pass
+ *     (the next dlopen or dlclose, or any call of the API), not at once.
+ * musl's dlopen does not depend on the caller, so there a plain wrapper is
+ * exact.  Elsewhere (no stub for the architecture) the wrapper is C and
+ * always direct: the old behaviour, with this caveat.
  */
 #include "internal.h"
 
@@ -42,215 +59,139 @@ static void *next_symbol(void **cache, const char *name)
 	return p;
 }
 
-#ifdef __GLIBC__
-static bool has_origin(const char *file)
-{
-	return strstr(file, "$ORIGIN") || strstr(file, "${ORIGIN}");
-}
+static void *g_real_dlopen;
 
-/* Replace every $ORIGIN / ${ORIGIN} in `file` with origin.  0 or -1. */
-static int expand_origin(const char *file, const char *origin, char *out, size_t cap)
+/* The loader's dlopen after ours, then the pass.  Entered by a jump from
+ * the stub (or called by the C wrapper): it returns to the program. */
+ET_HIDDEN void *et_dlopen_direct(const char *file, int mode);
+void *et_dlopen_direct(const char *file, int mode)
 {
-	size_t n = 0, olen = strlen(origin);
-	for (const char *p = file; *p;) {
-		size_t skip = 0;
-		if (!strncmp(p, "$ORIGIN", 7) && !(p[7] == '_' || (p[7] >= 'A' && p[7] <= 'Z') ||
-		                                   (p[7] >= 'a' && p[7] <= 'z') || (p[7] >= '0' && p[7] <= '9')))
-			skip = 7;
-		else if (!strncmp(p, "${ORIGIN}", 9))
-			skip = 9;
-		if (skip) {
-			if (n + olen >= cap)
-				return -1;
-			memcpy(out + n, origin, olen);
-			n += olen;
-			p += skip;
-		} else {
-			if (n + 1 >= cap)
-				return -1;
-			out[n++] = *p++;
-		}
-	}
-	out[n] = '\0';
-	return 0;
-}
-
-/* glibc-hwcaps subdirectories, best first, then the directory itself. */
-static const char *const hwcaps[] = {
-#if defined(__x86_64__)
-	"glibc-hwcaps/x86-64-v4/", "glibc-hwcaps/x86-64-v3/", "glibc-hwcaps/x86-64-v2/",
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	"glibc-hwcaps/power10/", "glibc-hwcaps/power9/",
-#elif defined(__s390x__)
-	"glibc-hwcaps/z16/", "glibc-hwcaps/z15/", "glibc-hwcaps/z14/", "glibc-hwcaps/z13/",
-#endif
-	"",
-};
-
-/* The calling object's link map. */
-static struct link_map *caller_map(const void *caller)
-{
-	struct link_map *lm = NULL;
-	Dl_info di;
-	if (!caller || !dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP))
-		return NULL;
-	return lm;
-}
-
-/* The caller's directory, as the loader computes $ORIGIN: the program's
- * from /proc/self/exe, a library's from its path.  0 or -1. */
-static int caller_origin(const struct link_map *lm, char *dir, size_t cap)
-{
-	char path[PATH_MAX];
-	if (!lm->l_name || !lm->l_name[0]) {
-		ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-		if (n <= 0)
-			return -1;
-		path[n] = '\0';
-	} else if (!realpath(lm->l_name, path)) {
-		return -1;
-	}
-	char *slash = strrchr(path, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	if (strlen(path) + 1 > cap)
-		return -1;
-	memcpy(dir, path[0] ? path : "/", strlen(path[0] ? path : "/") + 1);
-	return 0;
-}
-
-/*
- * dlopen as the caller would have it.  glibc resolves $ORIGIN against the
- * calling object and searches that object's DT_RPATH/DT_RUNPATH; called
- * from here, the caller would be this library.  So: $ORIGIN is expanded
- * here from the caller's directory (not in a secure-execution process,
- * where the loader refuses it); a bare name is first handed to the loader
- * as it is (the environment, the cache and the default directories do not
- * depend on the caller, and the loader skips files of the wrong class and
- * prefers glibc-hwcaps subdirectories by itself), and only when that finds
- * nothing, tried in the caller's own RPATH/RUNPATH directories.
- */
-static void *open_as_caller(dlopen_fn real, const char *file, int mode, const void *caller)
-{
-	if (!file || !*file || getauxval(AT_SECURE))
-		return real(file, mode);
-	struct link_map *lm;
-	if (has_origin(file)) {
-		char *dir = malloc(2 * PATH_MAX);
-		void *h;
-		if (dir && (lm = caller_map(caller)) && caller_origin(lm, dir, PATH_MAX) == 0 &&
-		    expand_origin(file, dir, dir + PATH_MAX, PATH_MAX) == 0)
-			h = real(dir + PATH_MAX, mode);
-		else
-			h = real(file, mode);
-		free(dir);
-		return h;
-	}
-	void *h = real(file, mode);
-	if (h || strchr(file, '/') || !(lm = caller_map(caller)))
-		return h;
-	/* The caller's DT_RUNPATH (else DT_RPATH), from its dynamic section. */
-	const char *strtab = NULL, *path = NULL;
-	uintptr_t runpath = 0, rpath = 0;
-	bool have_runpath = false, have_rpath = false;
-	for (const ElfW(Dyn) *d = lm->l_ld; d && d->d_tag != DT_NULL; d++) {
-		if (d->d_tag == DT_STRTAB)
-			strtab = (const char *)d->d_un.d_ptr;
-		else if (d->d_tag == DT_RUNPATH) {
-			runpath = d->d_un.d_val;
-			have_runpath = true;
-		} else if (d->d_tag == DT_RPATH) {
-			rpath = d->d_un.d_val;
-			have_rpath = true;
-		}
-	}
-	/* glibc relocates DT_STRTAB in place on most targets; not on all. */
-	if (strtab && (uintptr_t)strtab < lm->l_addr)
-		strtab += lm->l_addr;
-	if (strtab && (have_runpath || have_rpath))
-		path = strtab + (have_runpath ? runpath : rpath);
-	char *buf = path ? malloc(3 * PATH_MAX) : NULL;
-	if (buf) {
-		char *origin = buf + PATH_MAX, *dir = buf + 2 * PATH_MAX;
-		bool have_origin = caller_origin(lm, origin, PATH_MAX) == 0;
-		size_t fl = strlen(file);
-		for (const char *p = path; *p && !h;) {
-			const char *e = strchr(p, ':');
-			size_t n = e ? (size_t)(e - p) : strlen(p);
-			if (n > 0 && n < PATH_MAX) {
-				memcpy(buf, p, n);
-				buf[n] = '\0';
-				const char *d = buf;
-				if (has_origin(buf)) {
-					d = have_origin && expand_origin(buf, origin, dir, PATH_MAX) == 0 ? dir : NULL;
-				}
-				size_t dl = d ? strlen(d) : 0;
-				/* Like the loader: the glibc-hwcaps subdirectories first
-				 * (it refuses a library for an ISA level the CPU lacks). */
-				for (size_t k = 0; d && dl && !h && k < sizeof hwcaps / sizeof *hwcaps; k++) {
-					size_t hl = strlen(hwcaps[k]);
-					if (dl + 1 + hl + fl >= PATH_MAX)
-						break;
-					char *full = d == dir ? buf : dir;
-					memmove(full, d, dl);
-					full[dl] = '/';
-					memcpy(full + dl + 1, hwcaps[k], hl);
-					memcpy(full + dl + 1 + hl, file, fl + 1);
-					if (access(full, F_OK) == 0)
-						h = real(full, mode);
-					d = full;   /* the directory is now at the start of full */
-				}
-			}
-			if (!e)
-				break;
-			p = e + 1;
-		}
-	}
-	free(buf);
-	/* Not found there either: the loader's own error for the name. */
-	return h ? h : real(file, mode);
-}
-#endif
-
-ET_EXPORT void *dlopen(const char *file, int mode)
-{
-	static void *real;
-	dlopen_fn fn = (dlopen_fn)next_symbol(&real, "dlopen");
+	dlopen_fn fn = (dlopen_fn)next_symbol(&g_real_dlopen, "dlopen");
 	if (!fn)
 		return NULL;
-#ifdef __GLIBC__
-	void *h = open_as_caller(fn, file, mode, __builtin_return_address(0));
-#else
 	void *h = fn(file, mode);
-#endif
-	/* Even a failed dlopen may have mapped objects and unmapped them: the
-	 * pass after it keeps the table true. */
-	et_after_dlopen();
+	int e = errno;
+	/* After a failure, nothing that could reset the loader's error text
+	 * (dlerror) before the caller reads it: see et_after_failed_dlopen. */
+	if (h)
+		et_after_dlopen();
+	else
+		et_after_failed_dlopen();
+	errno = e;
 	return h;
 }
 
 #ifdef __GLIBC__
-typedef void *(*dlmopen_fn)(Lmid_t, const char *, int);
-
-ET_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
+static void *dlopen_missing(const char *file, int mode)
 {
-	static void *real;
-	dlmopen_fn fn = (dlmopen_fn)next_symbol(&real, "dlmopen");
+	(void)file;
+	(void)mode;
+	return NULL;
+}
+
+/* The object that holds address p (NULL when none: JIT code, say). */
+static struct link_map *map_of(const void *p)
+{
+	struct link_map *lm = NULL;
+	Dl_info di;
+	if (!p || !dladdr1(p, &di, (void **)&lm, RTLD_DL_LINKMAP))
+		return NULL;
+	return lm;
+}
+
+/* Does the object's dynamic section have this tag (and, for DT_FLAGS_1,
+ * this bit)? */
+static bool has_dyn(const struct link_map *l, long tag, unsigned long bit)
+{
+	for (const ElfW(Dyn) *d = l ? l->l_ld : NULL; d && d->d_tag != DT_NULL; d++)
+		if (d->d_tag == tag && (!bit || (d->d_un.d_val & bit)))
+			return true;
+	return false;
+}
+
+/*
+ * Would the loader resolve `file` the same for `caller` as for this
+ * library?  Only when provably so; the cost is a dladdr and a walk over the
+ * loaded objects' dynamic sections, on each dlopen.
+ *   - The namespace: the caller's must be the base one (ours).
+ *   - A '$' (a dynamic string token: $ORIGIN is the caller's directory).
+ *   - A path (a '/') or NULL: no search at all.
+ *   - A bare name: searched along the caller's DT_RPATH (unless it has a
+ *     DT_RUNPATH), the RPATHs of the objects that loaded it, the
+ *     program's DT_RPATH, LD_LIBRARY_PATH, the caller's DT_RUNPATH, the
+ *     cache and the default directories (unless the caller is
+ *     DF_1_NODEFLIB).  From here: the same minus whatever the caller and
+ *     its loaders add.  So the same when the caller has no RUNPATH and no
+ *     NODEFLIB, no object but the program has a DT_RPATH (that covers the
+ *     chain of loaders, which is not visible), and neither have we.  The
+ *     new object's own dependencies then resolve the same too (the chain
+ *     of loaders they walk differs only by objects without RPATH).
+ */
+static bool resolves_as_here(const char *file, const void *caller)
+{
+	if (getauxval(AT_SECURE))
+		return false;   /* nothing to gain there: always the loader's own way */
+	if (file && strchr(file, '$'))
+		return false;
+	struct link_map *self = map_of((const void *)&resolves_as_here);
+	if (!self)
+		return false;
+	struct link_map *head = self;
+	while (head->l_prev)
+		head = head->l_prev;   /* the program, first of the base namespace */
+	struct link_map *lm = map_of(caller);
+	if (!lm)
+		lm = head;             /* the loader's choice for an unknown caller */
+	Lmid_t ns = -1;
+	if (lm != head && lm != self && (dlinfo(lm, RTLD_DI_LMID, &ns) != 0 || ns != LM_ID_BASE))
+		return false;
+	if (!file || strchr(file, '/'))
+		return true;
+	if (has_dyn(lm, DT_RUNPATH, 0) || has_dyn(lm, DT_FLAGS_1, DF_1_NODEFLIB))
+		return false;
+	if (has_dyn(self, DT_RUNPATH, 0) || has_dyn(self, DT_RPATH, 0) ||
+	    has_dyn(self, DT_FLAGS_1, DF_1_NODEFLIB))
+		return false;
+	for (const struct link_map *l = head->l_next; l; l = l->l_next)
+		if (has_dyn(l, DT_RPATH, 0))
+			return false;
+	return true;
+}
+
+/* Which way the stub goes (see the top of this file).  errno is kept. */
+ET_HIDDEN void *et_dlopen_route(const char *file, int mode, const void *caller);
+__attribute__((used)) void *et_dlopen_route(const char *file, int mode, const void *caller)
+{
+	(void)mode;
+	int e = errno;
+	void *fn = next_symbol(&g_real_dlopen, "dlopen");
+	void *to = !fn ? (void *)dlopen_missing
+	         : resolves_as_here(file, caller) ? (void *)et_dlopen_direct : fn;
+	errno = e;
+	return to;
+}
+
+typedef void *(*dlmopen_fn)(Lmid_t, const char *, int);
+static void *g_real_dlmopen;
+
+static void *dlmopen_missing(Lmid_t lmid, const char *file, int mode)
+{
+	(void)lmid;
+	(void)file;
+	(void)mode;
+	return NULL;
+}
+
+ET_HIDDEN void *et_dlmopen_direct(Lmid_t lmid, const char *file, int mode);
+void *et_dlmopen_direct(Lmid_t lmid, const char *file, int mode)
+{
+	dlmopen_fn fn = (dlmopen_fn)next_symbol(&g_real_dlmopen, "dlmopen");
 	if (!fn)
 		return NULL;
-	/* Only $ORIGIN is the caller's; a bare name is searched in the target
-	 * namespace, which the caller's RUNPATH does not speak for. */
-	char *expanded = NULL;
-	struct link_map *cl;
-	if (file && has_origin(file) && !getauxval(AT_SECURE) && (cl = caller_map(__builtin_return_address(0))) &&
-	    (expanded = malloc(2 * PATH_MAX)) && caller_origin(cl, expanded, PATH_MAX) == 0 &&
-	    expand_origin(file, expanded, expanded + PATH_MAX, PATH_MAX) == 0)
-		file = expanded + PATH_MAX;
 	void *h = fn(lmid, file, mode);
-	free(expanded);
 	if (!h)
 		return h;
+	int e = errno;
 	/* dl_iterate_phdr shows only the caller's namespace: hand over the
 	 * new namespace's own list of objects. */
 	struct link_map *lm = NULL;
@@ -259,8 +200,161 @@ ET_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 			lm = lm->l_prev;
 		et_after_dlmopen(lm);
 	}
+	errno = e;
 	return h;
 }
+
+/* The namespace is the caller's choice, the search the caller's own: the
+ * same test as for dlopen.  A namespace reached through the loader's own
+ * dlmopen is not looked at (no pass lists it). */
+ET_HIDDEN void *et_dlmopen_route(Lmid_t lmid, const char *file, int mode, const void *caller);
+__attribute__((used)) void *et_dlmopen_route(Lmid_t lmid, const char *file, int mode, const void *caller)
+{
+	(void)lmid;
+	(void)mode;
+	int e = errno;
+	void *fn = next_symbol(&g_real_dlmopen, "dlmopen");
+	void *to = !fn ? (void *)dlmopen_missing
+	         : resolves_as_here(file, caller) ? (void *)et_dlmopen_direct : fn;
+	errno = e;
+	return to;
+}
+
+/*
+ * THE STUBS.  Each saves the argument registers, asks the route function
+ * (with the return address, i.e. the caller), restores them and jumps:
+ * the stack and the return address are exactly as the caller left them,
+ * so the loader's dlopen sees the caller and returns to it.  Never a
+ * `call` to the loader from here.
+ */
+#if defined(__x86_64__)
+#if defined(__CET__) && (__CET__ & 1)
+#define ET_ENDBR "endbr64\n"
+#else
+#define ET_ENDBR ""
+#endif
+__asm__(
+	".text\n"
+	".globl dlopen\n"
+	".type dlopen, @function\n"
+	".p2align 4\n"
+	"dlopen:\n"
+	".cfi_startproc\n"
+	ET_ENDBR
+	"pushq %rdi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"pushq %rsi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"subq $8, %rsp\n"               /* 16-byte aligned for the call */
+	".cfi_adjust_cfa_offset 8\n"
+	"movq 24(%rsp), %rdx\n"         /* the return address: the caller */
+	"call et_dlopen_route\n"
+	"addq $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"popq %rsi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"popq %rdi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"jmp *%rax\n"
+	".cfi_endproc\n"
+	".size dlopen, .-dlopen\n"
+	"\n"
+	".globl dlmopen\n"
+	".type dlmopen, @function\n"
+	".p2align 4\n"
+	"dlmopen:\n"
+	".cfi_startproc\n"
+	ET_ENDBR
+	"pushq %rdi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"pushq %rsi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"pushq %rdx\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"movq 24(%rsp), %rcx\n"
+	"call et_dlmopen_route\n"
+	"popq %rdx\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"popq %rsi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"popq %rdi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"jmp *%rax\n"
+	".cfi_endproc\n"
+	".size dlmopen, .-dlmopen\n");
+#define ET_HAVE_DL_STUBS 1
+#elif defined(__aarch64__)
+#if defined(__ARM_FEATURE_BTI_DEFAULT) && __ARM_FEATURE_BTI_DEFAULT
+#define ET_BTI_C "hint #34\n"
+#else
+#define ET_BTI_C ""
+#endif
+__asm__(
+	".text\n"
+	".globl dlopen\n"
+	".type dlopen, %function\n"
+	".p2align 2\n"
+	"dlopen:\n"
+	".cfi_startproc\n"
+	ET_BTI_C
+	"stp x29, x30, [sp, #-32]!\n"
+	".cfi_def_cfa_offset 32\n"
+	".cfi_offset 29, -32\n"
+	".cfi_offset 30, -24\n"
+	"mov x29, sp\n"
+	"stp x0, x1, [sp, #16]\n"
+	"mov x2, x30\n"                 /* the return address: the caller */
+	"bl et_dlopen_route\n"
+	"mov x16, x0\n"
+	"ldp x0, x1, [sp, #16]\n"
+	"ldp x29, x30, [sp], #32\n"
+	".cfi_def_cfa_offset 0\n"
+	".cfi_restore 29\n"
+	".cfi_restore 30\n"
+	"br x16\n"
+	".cfi_endproc\n"
+	".size dlopen, .-dlopen\n"
+	"\n"
+	".globl dlmopen\n"
+	".type dlmopen, %function\n"
+	".p2align 2\n"
+	"dlmopen:\n"
+	".cfi_startproc\n"
+	ET_BTI_C
+	"stp x29, x30, [sp, #-48]!\n"
+	".cfi_def_cfa_offset 48\n"
+	".cfi_offset 29, -48\n"
+	".cfi_offset 30, -40\n"
+	"mov x29, sp\n"
+	"stp x0, x1, [sp, #16]\n"
+	"str x2, [sp, #32]\n"
+	"mov x3, x30\n"
+	"bl et_dlmopen_route\n"
+	"mov x16, x0\n"
+	"ldp x0, x1, [sp, #16]\n"
+	"ldr x2, [sp, #32]\n"
+	"ldp x29, x30, [sp], #48\n"
+	".cfi_def_cfa_offset 0\n"
+	".cfi_restore 29\n"
+	".cfi_restore 30\n"
+	"br x16\n"
+	".cfi_endproc\n"
+	".size dlmopen, .-dlmopen\n");
+#define ET_HAVE_DL_STUBS 1
+#endif
+#endif /* __GLIBC__ */
+
+#ifndef ET_HAVE_DL_STUBS
+ET_EXPORT void *dlopen(const char *file, int mode)
+{
+	return et_dlopen_direct(file, mode);
+}
+#ifdef __GLIBC__
+ET_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
+{
+	return et_dlmopen_direct(lmid, file, mode);
+}
+#endif
 #endif
 
 ET_EXPORT int dlclose(void *handle)
@@ -270,8 +364,11 @@ ET_EXPORT int dlclose(void *handle)
 	if (!fn)
 		return -1;
 	int r = fn(handle);
-	if (r == 0)
+	if (r == 0) {
+		int e = errno;
 		et_after_dlclose();
+		errno = e;
+	}
 	return r;
 }
 
@@ -320,6 +417,53 @@ ET_EXPORT sighandler_fn signal(int sig, sighandler_fn handler)
 {
 	static void *real;
 	signal_fn next = (signal_fn)next_symbol(&real, "signal");
+	if (!next) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	if (sig == SIGPROF)
+		et_record_sigprof_change((const void *)handler);
+	return next(sig, handler);
+}
+
+/* The older ways to set a disposition: libc calls its own sigaction
+ * inside them, which the wrapper above does not see. */
+#ifdef __GLIBC__
+ET_EXPORT sighandler_fn sysv_signal(int sig, sighandler_fn handler)
+{
+	static void *real;
+	signal_fn next = (signal_fn)next_symbol(&real, "sysv_signal");
+	if (!next) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	if (sig == SIGPROF)
+		et_record_sigprof_change((const void *)handler);
+	return next(sig, handler);
+}
+#endif
+
+/* Not declared by every libc under _GNU_SOURCE (an X/Open function). */
+ET_EXPORT sighandler_fn bsd_signal(int sig, sighandler_fn handler);
+ET_EXPORT sighandler_fn bsd_signal(int sig, sighandler_fn handler)
+{
+	static void *real;
+	signal_fn next = (signal_fn)next_symbol(&real, "bsd_signal");
+	if (!next) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	if (sig == SIGPROF)
+		et_record_sigprof_change((const void *)handler);
+	return next(sig, handler);
+}
+
+/* SIG_HOLD blocks the signal rather than setting a handler: the timers
+ * stop all the same (their signals would only pile up). */
+ET_EXPORT sighandler_fn sigset(int sig, sighandler_fn handler)
+{
+	static void *real;
+	signal_fn next = (signal_fn)next_symbol(&real, "sigset");
 	if (!next) {
 		errno = ENOSYS;
 		return SIG_ERR;

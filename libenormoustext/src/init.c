@@ -39,6 +39,7 @@ static struct et_run g_run;
 static int g_started;
 static bool g_active;          /* this copy acts: set by the constructor */
 static size_t g_objs_cap;      /* capacity of g_run.objs */
+static bool g_pass_short;      /* the last pass could not take every object in */
 
 /* The lock of the object table and of every pass.  Only the constructor,
  * dlclose and the API wait for it; after dlopen a thread only tries it,
@@ -95,11 +96,21 @@ struct pending_warning {
 	const char *name, *value, *accepts;
 };
 
+/* Up to ET_ENV_KEEP entries are kept; with more (a long-lived shell that
+ * exports everything), lookups scan environ itself: nothing is dropped, so
+ * ENORMOUSTEXT=0 always wins. */
+#define ET_ENV_KEEP 32
+#define ET_UNKNOWN_KEEP 4
+
 struct start_ctx {
-	const char *env[16];
+	const char *env[ET_ENV_KEEP];
 	int nenv;
+	bool overflow;
 	struct pending_warning w[ET_OPT__COUNT];
 	int nwarn;
+	/* ENORMOUSTEXT* variables that are not options (misspelt?) */
+	const char *unknown[ET_UNKNOWN_KEEP];
+	int nunknown;
 };
 
 /* If s starts with prefix, what follows it; else NULL.  Written out rather
@@ -116,22 +127,59 @@ static const char *after_prefix(const char *s, const char *prefix)
 static void env_snapshot_take(struct start_ctx *c)
 {
 	c->nenv = 0;
+	c->overflow = false;
+	c->nunknown = 0;
 	for (char **e = environ; e && *e; e++) {
 		const char *v = *e;
-		if (v[0] == 'E' && after_prefix(v, "ENORMOUSTEXT") && c->nenv < 16)
+		if (v[0] != 'E' || !after_prefix(v, "ENORMOUSTEXT"))
+			continue;
+		if (c->nenv < ET_ENV_KEEP)
 			c->env[c->nenv++] = v;
+		else
+			c->overflow = true;
+		if (!et_option_known(v)) {
+			if (c->nunknown < ET_UNKNOWN_KEEP)
+				c->unknown[c->nunknown] = v;
+			c->nunknown++;
+		}
 	}
 }
 
 static const char *env_get(const char *name, void *ctx)
 {
 	const struct start_ctx *c = ctx;
-	for (int i = 0; i < c->nenv; i++) {
-		const char *rest = after_prefix(c->env[i], name);
+	const char *const *list = c->env;
+	int n = c->nenv;
+	if (c->overflow) {
+		list = (const char *const *)environ;
+		n = -1;
+	}
+	for (int i = 0; n < 0 ? list && list[i] != NULL : i < n; i++) {
+		const char *rest = after_prefix(list[i], name);
 		if (rest && *rest == '=')
 			return rest + 1;
 	}
 	return NULL;
+}
+
+/* "ENORMOUSTEXT_VERBOS=1": one line naming it and the nearest real name. */
+static void warn_unknown(const struct start_ctx *c)
+{
+	for (int i = 0; i < c->nunknown && i < ET_UNKNOWN_KEEP; i++) {
+		char name[64];
+		size_t n = 0;
+		for (const char *p = c->unknown[i]; *p && *p != '=' && n + 1 < sizeof name; p++)
+			name[n++] = *p;
+		name[n] = '\0';
+		const char *near = et_option_nearest(name);
+		if (near)
+			et_log(0, "%s is not a variable of libenormoustext (did you mean %s?): ignored", name, near);
+		else
+			et_log(0, "%s is not a variable of libenormoustext: ignored", name);
+	}
+	if (c->nunknown > ET_UNKNOWN_KEEP)
+		et_log(0, "and %d more ENORMOUSTEXT* variables that are not libenormoustext's: ignored",
+		       c->nunknown - ET_UNKNOWN_KEEP);
 }
 
 static void env_warn(const char *name, const char *value, const char *accepts, void *ctx)
@@ -539,6 +587,8 @@ static void choose_hot(struct et_run *run)
 		struct et_window *w = &run->wins[h[i].win];
 		bool keep = h[i].samples > 0 && got * 100 < want &&
 		            (!run->opt.hot_budget || bytes + H <= run->opt.hot_budget);
+		w->heat = h[i].samples;
+		w->heat_known = true;
 		if (keep) {
 			got += h[i].samples;
 			bytes += H;
@@ -629,6 +679,9 @@ static void run_pipeline(struct et_run *run)
 	struct et_smaps sm;
 	int smerr = et_smaps_read(&sm, "/proc/self/smaps");
 	const struct et_smaps *smp = smerr ? NULL : &sm;
+	/* Without smaps nothing can be checked, so nothing moves: say why
+	 * (working memory, or the file), not "not a plain mapping". */
+	const enum et_reason smreason = smerr == -ENOMEM ? ET_R_SCRATCH : ET_R_SMAPS;
 	ET_MARK(run, "policy and smaps");
 	run->nwins = total;
 	for (size_t i = 0; i < run->nobjs; i++) {
@@ -639,6 +692,8 @@ static void run_pipeline(struct et_run *run)
 		o->eligible_bytes = 0;
 		for (uint32_t k = 0; k < o->nwindows; k++) {
 			check_window(run, &run->wins[o->first_window + k], smp);
+			if (!smp && run->wins[o->first_window + k].reason == ET_R_MAPPING)
+				run->wins[o->first_window + k].reason = smreason;
 			if (!run->wins[o->first_window + k].pad)
 				o->eligible_bytes += H;
 		}
@@ -753,6 +808,7 @@ static size_t process_new_locked(struct et_run *run, const struct link_map *ns_h
 	struct et_object *tmp = et_scratch_alloc(len);
 	if (!tmp) {
 		run->reason = ET_R_SCRATCH;
+		g_pass_short = true;
 		return 0;
 	}
 	size_t n = ns_head ? et_objects_collect_linkmap(ns_head, tmp, cap)
@@ -811,6 +867,7 @@ static size_t process_new_locked(struct et_run *run, const struct link_map *ns_h
 			et_report_objects(run, run->nobjs - k, k);
 		run->passes++;
 	} else {
+		g_pass_short = k > 0;
 		k = 0;
 	}
 	et_scratch_free(tmp, len);
@@ -824,12 +881,50 @@ struct pass_ctx {
 	size_t result;
 };
 
+/*
+ * The loader counts the objects it ever added and removed (dl_phdr_info's
+ * dlpi_adds and dlpi_subs, glibc and musl).  A pass over the process's own
+ * namespace is needed only when either moved since the last complete one:
+ * a dlopen of a library that is already loaded, or a dlclose that leaves
+ * it loaded, costs nothing more than reading them.
+ */
+static unsigned long long g_seen_adds = ~0ull, g_seen_subs = ~0ull;
+
+static bool loader_counts(const struct dl_phdr_info *info, size_t size, unsigned long long c[2])
+{
+	if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+		return false;
+	c[0] = info->dlpi_adds;
+	c[1] = info->dlpi_subs;
+	return true;
+}
+
+static int counts_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long c[2];
+	if (loader_counts(info, size, c)) {
+		g_seen_adds = c[0];
+		g_seen_subs = c[1];
+	}
+	(void)arg;
+	return 1;
+}
+
 static int pass_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	(void)info;
-	(void)size;
 	struct pass_ctx *c = arg;
+	unsigned long long now[2];
+	bool counted = !c->head && loader_counts(info, size, now);
+	if (counted && now[0] == g_seen_adds && now[1] == g_seen_subs) {
+		c->result = 0;
+		return 1;
+	}
+	g_pass_short = false;
 	c->result = process_new_locked(c->run, c->head);
+	if (counted && !g_pass_short) {
+		g_seen_adds = now[0];
+		g_seen_subs = now[1];
+	}
 	return 1;
 }
 
@@ -877,6 +972,9 @@ static void drain_and_unlock(void)
 static void lock_and_drain(void)
 {
 	lock();
+	/* Whatever the loader did since the last pass counts as asked for:
+	 * a dlopen that went to the loader untouched (see dlhooks.c) too. */
+	__atomic_store_n(&g_pending, 1, __ATOMIC_RELEASE);
 	bool changed = false;
 	while (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) &&
 	       __atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
@@ -935,21 +1033,43 @@ static bool run_locked(void (*fn)(void *), void *arg, enum run_mode mode)
 	return c.ran;
 }
 
-/* fork: the child must not inherit the lock held by a thread that does not
- * exist there.  A fork from inside dlclose (a destructor) already holds it:
- * the same thread goes on in the child and lets it go there. */
+/*
+ * fork: the child must not inherit the lock held by a thread that does not
+ * exist there, nor a table a pass was half-way through changing.  So the
+ * forking thread takes the lock for the fork — and takes it the one way
+ * the lock is ever waited for: inside dl_iterate_phdr, the loader's lock
+ * first (see the lock order above locked_cb).  While it holds it across
+ * the fork it waits for nothing: the parent's handler only lets it go, and
+ * a pass that was asked for meanwhile runs afterwards, again through
+ * dl_iterate_phdr.  (Running that pass with our lock held, as an earlier
+ * version did, waited for the loader's lock while a thread inside
+ * dl_iterate_phdr waited for ours: a deadlock.)
+ *
+ * A fork from inside a pass (lock already ours) takes nothing.
+ */
 static __thread bool t_fork_locked __attribute__((tls_model("initial-exec")));
+static int fork_lock_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info;
+	(void)size;
+	(void)arg;
+	lock();
+	return 1;
+}
 static void atfork_prepare(void)
 {
 	t_fork_locked = !lock_is_mine();
 	if (t_fork_locked)
-		lock();
+		dl_iterate_phdr(fork_lock_cb, NULL);
 }
 static void atfork_parent(void)
 {
-	if (t_fork_locked)
-		drain_and_unlock();
+	if (!t_fork_locked)
+		return;
 	t_fork_locked = false;
+	unlock();
+	if (__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) && __atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+		run_locked(NULL, NULL, RUN_TRY);
 }
 static void atfork_child(void)
 {
@@ -1012,6 +1132,20 @@ void et_after_dlclose(void)
 	et_after_dlopen();
 }
 
+/* A dlopen that failed: the loader may have mapped objects and unmapped
+ * them again, which the next pass sees in its counts.  The first pass
+ * after start-up looks a symbol up (lazy_init), and a successful dlsym
+ * clears the loader's error text that the caller is about to read with
+ * dlerror: until that is done, only ask. */
+void et_after_failed_dlopen(void)
+{
+	if (g_run.quick_lazy && __atomic_load_n(&g_lazy_state, __ATOMIC_ACQUIRE) != 2) {
+		__atomic_store_n(&g_pending, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	et_after_dlopen();
+}
+
 static void dlmopen_pass(void *head)
 {
 	if (process_new(&g_run, head) > 0 && g_run.opt.report)
@@ -1070,7 +1204,7 @@ __attribute__((constructor)) static void et_constructor(void)
 	 * described, which needs the whole pipeline anyway. */
 	bool quick = floor && max_seg < floor;
 	bool account = run->opt.enabled && (run->opt.verbose >= 2 || run->opt.report);
-	bool speak = (c.nwarn > 0 && !silenced) || run->opt.verbose >= 1 || run->opt.report;
+	bool speak = ((c.nwarn > 0 || c.nunknown > 0) && !silenced) || run->opt.verbose >= 1 || run->opt.report;
 
 	/* Whatever is loaded later (dlopen) is handled unless the library is
 	 * off or another copy does the work; that check costs a symbol lookup,
@@ -1081,6 +1215,8 @@ __attribute__((constructor)) static void et_constructor(void)
 		run->si.pmd_size = floor;
 		if (!speak) {
 			et_log_setup(run->opt.verbose, silenced);
+			/* everything loaded now has been looked at */
+			dl_iterate_phdr(counts_cb, NULL);
 			run->quick_lazy = true;
 			__atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
 			return;
@@ -1097,6 +1233,7 @@ __attribute__((constructor)) static void et_constructor(void)
 	for (int i = 0; i < c.nwarn; i++)
 		et_log(0, "%s=%s is not valid: it accepts %s; using the default", c.w[i].name,
 		       c.w[i].value, c.w[i].accepts);
+	warn_unknown(&c);
 	if (run->opt.enabled) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		run_locked(startup_pass, run, RUN_WAIT);

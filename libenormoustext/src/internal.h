@@ -96,6 +96,12 @@ typedef const char *(*et_getenv_fn)(const char *name, void *ctx);
 typedef void (*et_warn_fn)(const char *name, const char *value, const char *accepts, void *ctx);
 ET_HIDDEN int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, void *ctx);
 ET_HIDDEN const struct et_option_desc *et_option_table(size_t *count);
+/* Is this environment entry ("NAME=value") one of the table's variables,
+ * or one the project's command reads (ENORMOUSTEXT_LIB)? */
+ET_HIDDEN bool et_option_known(const char *entry);
+/* The table's name nearest to `name` (edit distance, case ignored), for a
+ * warning; NULL when none is within a few letters. */
+ET_HIDDEN const char *et_option_nearest(const char *name);
 ET_HIDDEN int et_parse_size(const char *s, uint64_t *out);       /* K/M/G suffixes */
 ET_HIDDEN int et_parse_bool(const char *s, bool *out);
 ET_HIDDEN const char *et_backend_name(enum et_backend b);
@@ -191,6 +197,8 @@ enum et_reason {
 	ET_R_COLD,            /* profile: not among the hot windows */
 	ET_R_NOT_PROFILED,    /* profile (strict): the profile does not have this object */
 	ET_R_PROFILE,         /* profile: unusable, so nothing is moved */
+	ET_R_MEMCG,           /* a copy would bring the memory cgroup too near its limit */
+	ET_R_SMAPS,           /* /proc/self/smaps could not be read (memory or access) */
 	ET_R__COUNT
 };
 /* reason_mask holds one bit per reason */
@@ -273,6 +281,10 @@ struct et_window {
 	bool repriming, held_back;
 	enum et_backend prev_backend;
 	uint64_t claim_lo[2], claim_hi[2];   /* free parts reserved before the swap */
+	/* ENORMOUSTEXT_PROFILE: samples in the window (0 without a profile),
+	 * so that a budget (memcg) can keep the hottest */
+	uint64_t heat;
+	bool heat_known;
 };
 
 /* The pure planner: every PMD window [w, w+pmd) that lies wholly inside one
@@ -406,6 +418,9 @@ ET_HIDDEN void et_report_objects(const struct et_run *run, size_t first, size_t 
 
 /* Called by the dlopen/dlmopen wrappers after the loader returned a handle. */
 ET_HIDDEN void et_after_dlopen(void);
+/* After a dlopen that failed: as et_after_dlopen, but nothing that could
+ * reset the loader's error text (dlerror) before the caller reads it. */
+ET_HIDDEN void et_after_failed_dlopen(void);
 /* After dlmopen: the objects of that namespace (head of its link maps). */
 ET_HIDDEN void et_after_dlmopen(const struct link_map *head);
 /* After the real dlclose: objects gone leave the table (at the next pass). */

@@ -55,6 +55,75 @@ const struct et_option_desc *et_option_table(size_t *count)
 	return table;
 }
 
+/* Variables of the project that are not the library's options: the
+ * command's own (`enormoustext run` reads ENORMOUSTEXT_LIB), so that a user
+ * who exports them gets no warning from every process. */
+static const char other_vars[][24] = { "ENORMOUSTEXT_LIB" };
+
+/* Does entry ("NAME=value") name exactly `name`? */
+static bool entry_is(const char *entry, const char *name)
+{
+	while (*name && *entry == *name) {
+		entry++;
+		name++;
+	}
+	return *name == '\0' && (*entry == '=' || *entry == '\0');
+}
+
+bool et_option_known(const char *entry)
+{
+	for (int id = 0; id < ET_OPT__COUNT; id++)
+		if (entry_is(entry, table[id].name))
+			return true;
+	for (size_t i = 0; i < sizeof other_vars / sizeof *other_vars; i++)
+		if (entry_is(entry, other_vars[i]))
+			return true;
+	return false;
+}
+
+/* Levenshtein distance of two short names, ignoring case (longer ones
+ * are cut at 63). */
+static unsigned distance(const char *a, const char *b)
+{
+	unsigned row[64];
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 63) la = 63;
+	if (lb > 63) lb = 63;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j];
+			char x = a[i - 1], y = b[j - 1];
+			if (x >= 'a' && x <= 'z') x = (char)(x - 'a' + 'A');
+			if (y >= 'a' && y <= 'z') y = (char)(y - 'a' + 'A');
+			unsigned best = diag + (x != y);
+			if (up + 1 < best) best = up + 1;
+			if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+const char *et_option_nearest(const char *name)
+{
+	const char *best = table[0].name;
+	unsigned bd = ~0u;
+	for (int id = 0; id < ET_OPT__COUNT; id++) {
+		unsigned d = distance(name, table[id].name);
+		if (d < bd) {
+			bd = d;
+			best = table[id].name;
+		}
+	}
+	/* a suggestion only when it is near: a few letters off */
+	return bd <= 4 ? best : NULL;
+}
+
 static bool ieq(const char *a, const char *b)
 {
 	for (; *a && *b; a++, b++) {

@@ -43,6 +43,8 @@ static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_COLD] = "cold: not among the hot windows of ENORMOUSTEXT_PROFILE",
 	[ET_R_NOT_PROFILED] = "not in ENORMOUSTEXT_PROFILE (ENORMOUSTEXT_PROFILE_STRICT)",
 	[ET_R_PROFILE] = "ENORMOUSTEXT_PROFILE cannot be used: nothing moved",
+	[ET_R_MEMCG] = "memcg: a copy would bring the memory cgroup near its limit",
+	[ET_R_SMAPS] = "could not read /proc/self/smaps",
 };
 
 const char *et_reason_text(enum et_reason r)

@@ -654,3 +654,37 @@ Test(glob_list, overlong_element_is_skipped_not_truncated)
 	p2[521] = '\0';
 	cr_expect(et_glob_list_match(g2, p2));
 }
+
+/* ------------------------------------------------ unknown variable names */
+
+Test(options, known_names_are_the_table_and_the_commands)
+{
+	size_t n;
+	const struct et_option_desc *t = et_option_table(&n);
+	char entry[64];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(entry, sizeof entry, "%s=1", t[i].name);
+		cr_expect(et_option_known(entry), "%s is a table variable", entry);
+		snprintf(entry, sizeof entry, "%s", t[i].name);
+		cr_expect(et_option_known(entry), "%s without a value is known too", entry);
+	}
+	cr_expect(et_option_known("ENORMOUSTEXT_LIB=/x.so"), "the command's own variable");
+	cr_expect(!et_option_known("ENORMOUSTEXT_VERBOS=1"));
+	cr_expect(!et_option_known("ENORMOUSTEXT_VERBOSEX=1"), "a longer name is not the option");
+	cr_expect(!et_option_known("ENORMOUSTEXTX=1"));
+	cr_expect(!et_option_known("ENORMOUSTEXT_verbose=1"), "names are case-sensitive");
+}
+
+Test(options, nearest_name_for_a_misspelling)
+{
+	cr_expect_str_eq(et_option_nearest("ENORMOUSTEXT_VERBOS"), "ENORMOUSTEXT_VERBOSE");
+	cr_expect_str_eq(et_option_nearest("ENORMOUSTEXT_BAKCEND"), "ENORMOUSTEXT_BACKEND");
+	cr_expect_str_eq(et_option_nearest("ENORMOUSTEXT_min_bytes"), "ENORMOUSTEXT_MIN_BYTES");
+	cr_expect_str_eq(et_option_nearest("ENORMOUSTEXT_PROFILE_STRIC"), "ENORMOUSTEXT_PROFILE_STRICT");
+	cr_expect_str_eq(et_option_nearest("ENORMOUSTEXT_HOT_COVERGE"), "ENORMOUSTEXT_HOT_COVERAGE");
+	cr_expect_null(et_option_nearest("ENORMOUSTEXT_SITE_SETTING_11"), "nothing near: no suggestion");
+	char longname[200];
+	memset(longname, 'Q', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	cr_expect_null(et_option_nearest(longname), "a long name is cut, not overflowed");
+}
