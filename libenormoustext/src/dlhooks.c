@@ -167,6 +167,8 @@ __attribute__((used)) void *et_dlopen_route(const char *file, int mode, const vo
 	void *fn = next_symbol(&g_real_dlopen, "dlopen");
 	void *to = !fn ? (void *)dlopen_missing
 	         : resolves_as_here(file, caller) ? (void *)et_dlopen_direct : fn;
+	if (to == fn)
+		et_after_untracked_dlopen();
 	errno = e;
 	return to;
 }

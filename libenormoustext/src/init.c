@@ -743,13 +743,7 @@ static void run_pipeline(struct et_run *run)
 	ET_MARK(run, "verify");
 	summarise(run);
 	if (run->opt.perfmap) {
-		int n = et_perfmap_write(run);
-		if (n < 0)
-		{
-			char eb[24];
-			et_log(0, "ENORMOUSTEXT_PERFMAP: cannot write /tmp/perf-%ld.map: %s", (long)getpid(),
-			       et_errno_text(-n, eb));
-		}
+		et_perfmap_write(run);   /* logs a failure itself */
 	}
 	et_scratch_free(run->wins, wins_len);
 	run->wins = NULL;
@@ -799,9 +793,22 @@ static void name_main(struct et_object *o)
  * table.  Called with g_lock held, from inside dl_iterate_phdr (see
  * process_new).  Returns how many objects were new.
  */
+/* RLIMIT_AS short of headroom: see et_as_headroom_ok. */
+static bool as_headroom(struct et_run *run)
+{
+	if (et_as_headroom_ok())
+		return true;
+	run->reason = ET_R_RLIMIT_AS;
+	return false;
+}
+
 static size_t process_new_locked(struct et_run *run, const struct link_map *ns_head)
 {
 	uint64_t t0 = et_now_ns();
+	if (!as_headroom(run)) {
+		g_pass_short = true;   /* tried again at the next pass: the program may have freed some */
+		return 0;
+	}
 	size_t cap = (ns_head ? et_objects_collect_linkmap(ns_head, NULL, 0)
 	                      : et_objects_collect(NULL, 0, NULL, NULL)) + 8;
 	size_t len = cap * sizeof(struct et_object);
@@ -910,6 +917,33 @@ static int counts_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/*
+ * The other namespaces (dlmopen): dl_iterate_phdr shows only the caller's.
+ * glibc (2.35 on) chains one r_debug per namespace from _r_debug
+ * (r_version 2, r_next); each one's r_map heads that namespace's objects.
+ * So a namespace made by a dlmopen that went to the loader untouched
+ * (dlhooks.c), or a dlopen inside one, is seen by the next pass too.  The
+ * lists change only under the loader's lock, which a pass holds.
+ */
+static size_t process_namespaces(struct et_run *run)
+{
+	size_t n = 0;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	if (_r_debug.r_version < 2)
+		return 0;
+	/* _r_debug is declared as the short struct; it is the extended one
+	 * from version 2 on (hide the cast from the bounds checker). */
+	const void *p = &_r_debug;
+	__asm__("" : "+r"(p));
+	for (const struct r_debug_extended *r = ((const struct r_debug_extended *)p)->r_next; r; r = r->r_next)
+		if (r->base.r_map)
+			n += process_new_locked(run, r->base.r_map);
+#else
+	(void)run;
+#endif
+	return n;
+}
+
 static int pass_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct pass_ctx *c = arg;
@@ -921,6 +955,8 @@ static int pass_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	g_pass_short = false;
 	c->result = process_new_locked(c->run, c->head);
+	if (!c->head)
+		c->result += process_namespaces(c->run);
 	if (counted && !g_pass_short) {
 		g_seen_adds = now[0];
 		g_seen_subs = now[1];
@@ -943,11 +979,7 @@ static size_t process_new(struct et_run *run, const struct link_map *ns_head)
 
 static void write_report(struct et_run *run)
 {
-	int err = et_report_json(run, run->opt.report);
-	char eb[24];
-	if (err)
-		et_log(0, "ENORMOUSTEXT_REPORT=%s: cannot write the report: %s", run->opt.report,
-		       et_errno_text(-err, eb));
+	et_report_write(run);   /* logs a failure itself, naming the path and why */
 }
 
 /* Run every pass that was asked for, then let go of the lock; a request
@@ -967,14 +999,12 @@ static void drain_and_unlock(void)
 	}
 }
 
-/* For readers of the table: take the lock and first run any pass that was
- * asked for (the dlopen that asked has returned to its caller already). */
+/* For the passes that wait (start-up, enormoustext_refresh, the range
+ * pass), inside dl_iterate_phdr: take the lock and first run any pass that
+ * was asked for (the dlopen that asked has returned to its caller already). */
 static void lock_and_drain(void)
 {
 	lock();
-	/* Whatever the loader did since the last pass counts as asked for:
-	 * a dlopen that went to the loader untouched (see dlhooks.c) too. */
-	__atomic_store_n(&g_pending, 1, __ATOMIC_RELEASE);
 	bool changed = false;
 	while (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) &&
 	       __atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
@@ -984,12 +1014,20 @@ static void lock_and_drain(void)
 }
 
 /*
- * Every wait for g_lock happens inside a dl_iterate_phdr callback, so that
- * there is one lock order in the process: glibc's dl_load_write_lock (held
- * around dl_iterate_phdr callbacks, and while the loader unmaps), then ours.
- * A pass takes the loader's lock (it runs inside dl_iterate_phdr too, which
- * glibc allows recursively); a program's own dl_iterate_phdr callback that
- * calls our API takes ours after the loader's, like everyone else.
+ * THE LOCK ORDER.  Two locks matter: the loader's (glibc's
+ * dl_load_write_lock, held around every dl_iterate_phdr callback and while
+ * the loader unmaps an object) and ours, g_lock.  The loader's is always
+ * the outer one: whoever needs both takes the loader's first, by running
+ * inside dl_iterate_phdr (glibc allows that recursively) — every pass, the
+ * start-up, enormoustext_refresh, the range pass.  Whoever holds g_lock
+ * outside dl_iterate_phdr (the API's readers, see read_locked) never waits
+ * for the loader's lock while holding it.  So no cycle: a program's own
+ * dl_iterate_phdr callback that calls the API takes ours after the
+ * loader's, like everyone else.  Inside dl_iterate_phdr, waiting for ours
+ * only ever waits for a reader (glibc lets one thread in at a time; musl
+ * holds no lock there), so a dlopen from a constructor or a destructor
+ * cannot deadlock on it either.  RUN_TRY (after dlopen) runs what was asked
+ * for and nothing else; RUN_WAIT first runs what is pending.
  */
 enum run_mode { RUN_WAIT, RUN_TRY };
 
@@ -1005,12 +1043,13 @@ static int locked_cb(struct dl_phdr_info *info, size_t size, void *a)
 	(void)info;
 	(void)size;
 	struct locked_call *c = a;
-	if (c->mode == RUN_TRY) {
-		if (!trylock())
-			return 1;   /* the holder runs what was asked for */
-	} else {
+	/* Waiting here is safe: inside dl_iterate_phdr no other pass can hold
+	 * our lock (glibc lets one thread at a time in), only a reader, and a
+	 * reader waits for nothing while it holds it. */
+	if (c->mode == RUN_TRY)
+		lock();
+	else
 		lock_and_drain();
-	}
 	if (c->fn)
 		c->fn(c->arg);
 	c->ran = true;
@@ -1018,9 +1057,10 @@ static int locked_cb(struct dl_phdr_info *info, size_t size, void *a)
 	return 1;
 }
 
-/* Run fn(arg) with the table locked (pending passes run first with
- * RUN_WAIT; with RUN_TRY, only if the lock is free).  From inside a pass
- * (the lock already ours), fn just runs.  Returns whether fn ran. */
+/* Run fn(arg) with the loader's lock and ours held (pending passes run
+ * first with RUN_WAIT; with RUN_TRY, only if our lock is free).  From
+ * inside a pass (the lock already ours), fn just runs.  Returns whether fn
+ * ran. */
 static bool run_locked(void (*fn)(void *), void *arg, enum run_mode mode)
 {
 	if (lock_is_mine()) {
@@ -1033,49 +1073,91 @@ static bool run_locked(void (*fn)(void *), void *arg, enum run_mode mode)
 	return c.ran;
 }
 
-/*
- * fork: the child must not inherit the lock held by a thread that does not
- * exist there, nor a table a pass was half-way through changing.  So the
- * forking thread takes the lock for the fork — and takes it the one way
- * the lock is ever waited for: inside dl_iterate_phdr, the loader's lock
- * first (see the lock order above locked_cb).  While it holds it across
- * the fork it waits for nothing: the parent's handler only lets it go, and
- * a pass that was asked for meanwhile runs afterwards, again through
- * dl_iterate_phdr.  (Running that pass with our lock held, as an earlier
- * version did, waited for the loader's lock while a thread inside
- * dl_iterate_phdr waited for ours: a deadlock.)
- *
- * A fork from inside a pass (lock already ours) takes nothing.
- */
-static __thread bool t_fork_locked __attribute__((tls_model("initial-exec")));
-static int fork_lock_cb(struct dl_phdr_info *info, size_t size, void *arg)
+static bool lazy_ready(void);
+static void register_atfork(void);
+
+/* Set in a forked child: see atfork_child. */
+static bool g_forked_child;
+
+/* A pass that was asked for and not run, run now the loader's way round. */
+static void run_pending(void)
 {
-	(void)info;
-	(void)size;
-	(void)arg;
-	lock();
-	return 1;
-}
-static void atfork_prepare(void)
-{
-	t_fork_locked = !lock_is_mine();
-	if (t_fork_locked)
-		dl_iterate_phdr(fork_lock_cb, NULL);
-}
-static void atfork_parent(void)
-{
-	if (!t_fork_locked)
-		return;
-	t_fork_locked = false;
-	unlock();
-	if (__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) && __atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+	if (!g_forked_child && __atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&g_active, __ATOMIC_ACQUIRE) && lazy_ready())
 		run_locked(NULL, NULL, RUN_TRY);
 }
+
+/*
+ * The API's readers (stats, objects): our lock alone, outside
+ * dl_iterate_phdr, held only while the table is copied out.  A pass that
+ * was asked for runs first (through dl_iterate_phdr, never waiting), and
+ * one asked for while we held the lock runs after it: RUN_TRY left it to
+ * the holder, and a reader cannot run a pass with our lock held (the
+ * loader's lock would then come second).  Living outside dl_iterate_phdr
+ * matters for fork too: glibc does not reset its dl_iterate_phdr lock in a
+ * child, so a thread of the parent that sat inside dl_iterate_phdr at the
+ * fork leaves it taken for good there.
+ */
+static void read_locked(void (*fn)(void *), void *arg)
+{
+	if (lock_is_mine()) {
+		fn(arg);
+		return;
+	}
+	/* After a quick start-up the table is empty: the first reader has it
+	 * filled (a cheap pass when nothing has a whole window), so that the
+	 * API describes the objects it looked at. */
+	if (__atomic_load_n(&g_run.quick, __ATOMIC_ACQUIRE) && !g_forked_child) {
+		__atomic_store_n(&g_seen_adds, ~0ull, __ATOMIC_RELEASE);
+		__atomic_store_n(&g_pending, 1, __ATOMIC_RELEASE);
+	}
+	run_pending();
+	register_atfork();   /* before the lock is ever taken: see atfork_child */
+	lock();
+	fn(arg);
+	unlock();
+	run_pending();
+}
+
+/*
+ * fork: nothing is held across it (holding our lock there made threads
+ * queue up inside dl_iterate_phdr for it, and a child of such a fork finds
+ * glibc's dl_iterate_phdr lock taken for good).  The child checks instead:
+ * our lock taken at the fork means a thread that does not exist there was
+ * half-way through a pass — the table cannot be trusted, so the child
+ * starts with an empty one, a fresh lock and no more passes of its own
+ * but those its own dlopen/dlclose/enormoustext_refresh ask for; readers
+ * never run a pending pass in a child (the parent's request is not its own,
+ * and that dl_iterate_phdr could be the one left locked).
+ */
 static void atfork_child(void)
 {
-	if (t_fork_locked)
+	g_forked_child = true;
+	__atomic_store_n(&g_pending, 0, __ATOMIC_RELEASE);
+	if (lock_is_mine())
+		return;   /* forked from inside a pass: the same thread goes on */
+	if (pthread_mutex_trylock(&g_lock) == 0) {
 		unlock();
-	t_fork_locked = false;
+		return;
+	}
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	memcpy(&g_lock, &fresh, sizeof fresh);
+	__atomic_store_n(&g_lock_held, 0, __ATOMIC_RELEASE);
+	g_run.nobjs = 0;
+	g_run.reason = ET_R_FORKED;
+}
+
+/* Once, by whichever comes first: a pass, a reader of the API.  Not at a
+ * quick start-up (its cost would be paid by every process of a preloaded
+ * tree), but always before the lock can be held at a fork. */
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+static void atfork_register_now(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+static void register_atfork(void)
+{
+	pthread_once(&g_atfork_once, atfork_register_now);
 }
 
 /* The start-up was quick and silent: the checks it left for the first
@@ -1091,7 +1173,7 @@ static void lazy_init(void)
 		__atomic_store_n(&g_active, false, __ATOMIC_RELEASE);
 		return;
 	}
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	register_atfork();
 }
 
 static bool lazy_ready(void)
@@ -1125,6 +1207,11 @@ void et_after_dlopen(void)
 	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
 		return;
 	run_locked(NULL, NULL, RUN_TRY);   /* drains g_pending, or the holder will */
+}
+
+void et_after_untracked_dlopen(void)
+{
+	__atomic_store_n(&g_pending, 1, __ATOMIC_RELEASE);
 }
 
 void et_after_dlclose(void)
@@ -1235,7 +1322,7 @@ __attribute__((constructor)) static void et_constructor(void)
 		       c.w[i].value, c.w[i].accepts);
 	warn_unknown(&c);
 	if (run->opt.enabled) {
-		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		register_atfork();
 		run_locked(startup_pass, run, RUN_WAIT);
 	}
 	et_report_log(run);
@@ -1245,6 +1332,14 @@ __attribute__((constructor)) static void et_constructor(void)
 
 /* ---------------------------------------------------------------- API */
 
+/* Every entry point leaves errno as it found it (a pass opens files,
+ * maps memory, may try a path that is not there). */
+static void restore_errno(int *saved)
+{
+	errno = *saved;
+}
+#define ET_KEEP_ERRNO __attribute__((cleanup(restore_errno))) int et_saved_errno_ = errno
+
 struct stats_ctx {
 	struct enormoustext_stats st;
 	const char *r, *detail;
@@ -1253,6 +1348,7 @@ static void stats_locked(void *arg);
 
 int enormoustext_get_stats(struct enormoustext_stats *out)
 {
+	ET_KEEP_ERRNO;
 	if (!out || out->size < offsetof(struct enormoustext_stats, elapsed_ns))
 		return -EINVAL;
 	if (g_other_stats)
@@ -1260,7 +1356,7 @@ int enormoustext_get_stats(struct enormoustext_stats *out)
 	struct stats_ctx c;
 	memset(&c, 0, sizeof c);
 	c.st.size = out->size < sizeof c.st ? out->size : (uint32_t)sizeof c.st;
-	run_locked(stats_locked, &c, RUN_WAIT);
+	read_locked(stats_locked, &c);
 	if (c.r) {
 		if (c.detail)
 			snprintf(c.st.reason, sizeof c.st.reason, "%s: %s", c.r, c.detail);
@@ -1324,10 +1420,11 @@ static void count_locked(void *arg)
 
 int enormoustext_object_count(void)
 {
+	ET_KEEP_ERRNO;
 	if (g_other_count)
 		return g_other_count();
 	int n = 0;
-	run_locked(count_locked, &n, RUN_WAIT);
+	read_locked(count_locked, &n);
 	return n;
 }
 
@@ -1377,6 +1474,7 @@ static void object_locked(void *arg)
 
 int enormoustext_get_object(unsigned i, struct enormoustext_object *out)
 {
+	ET_KEEP_ERRNO;
 	if (!out || out->size < offsetof(struct enormoustext_object, elapsed_ns))
 		return -EINVAL;
 	if (g_other_object)
@@ -1385,7 +1483,7 @@ int enormoustext_get_object(unsigned i, struct enormoustext_object *out)
 	memset(&x, 0, sizeof x);
 	x.size = out->size < sizeof x ? out->size : (uint32_t)sizeof x;
 	struct object_ctx c = { i, &x, false };
-	run_locked(object_locked, &c, RUN_WAIT);
+	read_locked(object_locked, &c);
 	if (!c.ok)
 		return -ERANGE;
 	memcpy(out, &x, x.size);
@@ -1395,7 +1493,9 @@ int enormoustext_get_object(unsigned i, struct enormoustext_object *out)
 static void refresh_locked(void *arg)
 {
 	/* lock_and_drain has run what was pending; one more pass for what
-	 * the caller loaded without telling us. */
+	 * the caller loaded without telling us (or through the loader's own
+	 * dlopen, see dlhooks.c): it is skipped when the loader's counts did
+	 * not move. */
 	size_t before = g_run.nobjs;
 	process_new(&g_run, NULL);
 	*(int *)arg = g_run.nobjs > before ? (int)(g_run.nobjs - before) : 0;
@@ -1405,6 +1505,7 @@ static void refresh_locked(void *arg)
 
 int enormoustext_refresh(void)
 {
+	ET_KEEP_ERRNO;
 	if (g_other_refresh)
 		return g_other_refresh();
 	if (!lazy_ready())
@@ -1430,6 +1531,7 @@ static void range_locked(void *arg);
 
 int enormoustext_remap_range(const void *start, size_t len)
 {
+	ET_KEEP_ERRNO;
 	if (!start || len == 0)
 		return -EINVAL;
 	if (!lazy_ready())

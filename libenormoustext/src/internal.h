@@ -156,6 +156,9 @@ ET_HIDDEN int et_backend_chain(const struct et_sysinfo *si, enum et_backend requ
 
 /* Small helpers for reading one-line files without stdio. */
 ET_HIDDEN long et_read_file(const char *path, char *buf, size_t cap);
+/* Under a finite RLIMIT_AS, is there room to work without taking what the
+ * program may need?  (util.c: the rule and its margin.) */
+ET_HIDDEN bool et_as_headroom_ok(void);
 
 /* ---------------------------------------------------------------- objects */
 
@@ -199,6 +202,8 @@ enum et_reason {
 	ET_R_PROFILE,         /* profile: unusable, so nothing is moved */
 	ET_R_MEMCG,           /* a copy would bring the memory cgroup too near its limit */
 	ET_R_SMAPS,           /* /proc/self/smaps could not be read (memory or access) */
+	ET_R_FORKED,          /* forked while another thread ran a pass: the child's table is empty */
+	ET_R_RLIMIT_AS,       /* RLIMIT_AS leaves too little address space to work in */
 	ET_R__COUNT
 };
 /* reason_mask holds one bit per reason */
@@ -326,6 +331,12 @@ struct et_profile {
 	size_t nents;
 	char *paths;
 	uint64_t granule;
+	/* The build-ids, hashed (open addressing, linear probing, at most half
+	 * full): each slot is the hash's upper 32 bits << 32 | object index + 1,
+	 * 0 = empty.  In mem; nslots is a power of two (0: no table). */
+	uint64_t *slots;
+	size_t nslots;
+	uint64_t seed;                 /* of the hash: per profile, not guessable */
 	char err[128];                 /* why it was refused: "line N: ..." */
 };
 
@@ -334,9 +345,12 @@ struct et_profile {
 ET_HIDDEN int et_profile_parse(struct et_profile *p, const char *text, size_t len);
 ET_HIDDEN int et_profile_load(struct et_profile *p, const char *path);
 ET_HIDDEN void et_profile_free(struct et_profile *p);
+/* The object with this build-id (lower-case hex, as the parser stores it),
+ * or NULL: O(1) expected, a hash lookup. */
 ET_HIDDEN const struct et_prof_obj *et_profile_find(const struct et_profile *p, const char *build_id);
 ET_HIDDEN const char *et_profile_path(const struct et_profile *p, const struct et_prof_obj *o);
-/* Samples of o in [lo, hi) of its address space. */
+/* Samples of o in [lo, hi) of its address space: O(log n + the entries in
+ * the range), so disjoint ranges (windows) cost O(n + windows log n). */
 ET_HIDDEN uint64_t et_profile_heat(const struct et_profile *p, const struct et_prof_obj *o,
                                    uint64_t lo, uint64_t hi);
 
@@ -403,14 +417,13 @@ ET_HIDDEN void et_verify(struct et_run *run);
 /* ----------------------------------------------------------------- report */
 
 ET_HIDDEN void et_report_log(const struct et_run *run);
-/* Append the functions in the pass's moved windows to /tmp/perf-PID.map
- * (perfmap.c).  Returns how many, or -errno. */
+/* Add the functions in the pass's moved windows to /tmp/perf-PID.map
+ * (perfmap.c; through outfile.c, the first pass of a process replacing what
+ * is there).  Returns how many; a failure is logged there, naming the file
+ * and why, and 0 returned. */
 ET_HIDDEN int et_perfmap_write(const struct et_run *run);
-/* Write to out_fd a perf-map line for each function of the ELF file `path`
- * (loaded at `base`) that overlaps one of the nranges ranges
- * [ranges[2i], ranges[2i+1]).  Returns how many. */
-ET_HIDDEN size_t et_perfmap_symbols(int out_fd, const char *path, uint64_t base,
-                                    const uint64_t *ranges, size_t nranges);
+/* et_perfmap_symbols (the functions of an ELF file in given ranges, as
+ * perf-map lines) is declared with struct et_out, at the end. */
 /* Per-object lines (ENORMOUSTEXT_VERBOSE=2) for objects [first, first+n). */
 ET_HIDDEN void et_report_objects(const struct et_run *run, size_t first, size_t n);
 
@@ -421,6 +434,9 @@ ET_HIDDEN void et_after_dlopen(void);
 /* After a dlopen that failed: as et_after_dlopen, but nothing that could
  * reset the loader's error text (dlerror) before the caller reads it. */
 ET_HIDDEN void et_after_failed_dlopen(void);
+/* Before a dlopen that goes to the loader untouched (dlhooks.c): what it
+ * loads is moved by the next pass. */
+ET_HIDDEN void et_after_untracked_dlopen(void);
 /* After dlmopen: the objects of that namespace (head of its link maps). */
 ET_HIDDEN void et_after_dlmopen(const struct link_map *head);
 /* After the real dlclose: objects gone leave the table (at the next pass). */
@@ -451,5 +467,95 @@ ET_HIDDEN uint64_t et_now_ns(void);
 ET_HIDDEN size_t et_strlcpy(char *dst, const char *src, size_t cap);
 /* A build-id (at most 20 bytes) in lower-case hex. */
 ET_HIDDEN void et_hex_build_id(const unsigned char *d, size_t n, char out[41]);
+
+/* ---------------------------------------------------------------- outfile */
+
+/* Writing a file the user named (outfile.c; the library and the command):
+ * a regular file or nothing there is written beside and renamed into place
+ * (new files 0600; a replaced one keeps its mode), a character device or a
+ * FIFO is written as it is (a FIFO with no reader is skipped), a symbolic
+ * link is followed as `>` would, anything else is refused.  No malloc, no
+ * stdio stream, errno kept for the caller. */
+#include <limits.h>
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+enum et_out_mode { ET_OUT_CLOSED = 0, ET_OUT_REPLACE, ET_OUT_DIRECT };
+#define ET_OUT_NOFOLLOW 1u     /* a symbolic link at the path is left alone, not followed */
+#define ET_OUT_FILES_ONLY 2u   /* only a regular file (or nothing) there: devices and FIFOs left alone */
+#define ET_OUT_KEEP 4u         /* the new file starts with the content of the one it replaces */
+
+struct et_out {
+	int fd;                    /* what et_out_write writes to; -1 when closed */
+	enum et_out_mode mode;
+	int err;                   /* the first write error (errno), 0 none */
+	bool skipped;              /* a FIFO with no reader: not an error, nothing written */
+	bool existed;              /* ET_OUT_REPLACE: a regular file was there (dev, ino) */
+	const char *type;          /* refused for what it is: "a directory", ...; NULL: errno says */
+	const char *policy;        /* with type: the rule that refused it */
+	uint64_t dev, ino;
+	char path[PATH_MAX];       /* the file written (symbolic links followed) */
+	char tmp[PATH_MAX];        /* ET_OUT_REPLACE: the temporary beside it */
+};
+
+/* 0, or -errno with nothing written (o->type says why where the path was
+ * refused for what it is; o->skipped for a FIFO with no reader). */
+ET_HIDDEN int et_out_open(struct et_out *o, const char *path, unsigned flags);
+/* Write all of buf; 0 or -errno (kept: later writes fail the same). */
+ET_HIDDEN int et_out_write(struct et_out *o, const void *buf, size_t n);
+/* Close, and rename the temporary into place; 0 or -errno (on any error the
+ * temporary is removed and the old file stays).  Also when the caller has
+ * closed o->fd itself (set it to -1). */
+ET_HIDDEN int et_out_commit(struct et_out *o);
+/* Close and remove the temporary: the target is left as it was. */
+ET_HIDDEN void et_out_abort(struct et_out *o);
+/* "a directory (only ... is written)" when the path was refused for its
+ * type (into buf), NULL when errno is the reason. */
+ET_HIDDEN const char *et_out_why(const struct et_out *o, char *buf, size_t cap);
+/* errno as text for these failures, without strerror (see et_errno_text). */
+ET_HIDDEN const char *et_out_errno_text(int e, char buf[24]);
+/* A perf-map line to out for each function of the ELF file `path` (loaded
+ * at `base`) that overlaps one of the nranges ranges [ranges[2i],
+ * ranges[2i+1]) (perfmap.c).  Returns how many; a write error stays in
+ * out->err.  Only a regular file is read (a FIFO there never blocks), and
+ * read, not mapped: a file cut short meanwhile gives fewer lines, no SIGBUS. */
+ET_HIDDEN size_t et_perfmap_symbols(struct et_out *out, const char *path, uint64_t base,
+                                    const uint64_t *ranges, size_t nranges);
+/* ENORMOUSTEXT_REPORT written (et_report_json), and a failure logged here:
+ * one line naming the path and why (the type refused, or errno), at
+ * ENORMOUSTEXT_VERBOSE=1 only for a FIFO with no reader (report.c). */
+ET_HIDDEN void et_report_write(const struct et_run *run);
+
+/* ------------------------------------------------------------------ memcg */
+
+/* memcg.c: how many bytes of anonymous copies the process's memory cgroups
+ * still allow (DESIGN section 4b: a program that fits without the library
+ * must fit with it).  Copies (thp, collapse) are charged to the group and,
+ * without swap, cannot be reclaimed like the page-cache text they replace. */
+#define ET_MEMCG_UNLIMITED UINT64_MAX
+
+struct et_memcg {
+	uint64_t budget;          /* bytes that may still be copied; ET_MEMCG_UNLIMITED: no limit */
+	uint64_t limit, usage;    /* of the level that sets the budget (0, 0 when unlimited) */
+	uint64_t margin;          /* kept back at that level (et_memcg_margin) */
+	int version;              /* 1 or 2: the hierarchy of that level; 0 when unlimited */
+	bool garbled;             /* that level's files could not be understood: budget 0 */
+	bool hugetlb_charged;     /* cgroup2 memory_hugetlb_accounting: hugetlb pages count too */
+	unsigned levels;          /* cgroup directories read, both hierarchies */
+	char path[256];           /* that level's directory (without the root), may be cut short */
+};
+
+/* Read the process's memory cgroups under `root` ("" or "/" for the real
+ * system; a directory of the same shape for tests: ROOT/proc/self/cgroup,
+ * ROOT/proc/self/mountinfo, and the mount points it names under ROOT).
+ * Never fails: what cannot be found is no limit.  No malloc, no stdio. */
+ET_HIDDEN void et_memcg_read(struct et_memcg *m, const char *root);
+/* What is kept back below a limit of `limit` bytes (see memcg.c). */
+ET_HIDDEN uint64_t et_memcg_margin(uint64_t limit);
+/* Of the windows in wins[0..n) marked held_back, the first `allowed` in
+ * copy order (hottest first where heat_known, then the planner's order)
+ * lose the mark; the others keep it.  Returns how many keep it.  Pure. */
+ET_HIDDEN size_t et_memcg_keep_best(struct et_window *wins, size_t n, size_t allowed);
 
 #endif

@@ -58,7 +58,9 @@ const struct et_option_desc *et_option_table(size_t *count)
 /* Variables of the project that are not the library's options: the
  * command's own (`enormoustext run` reads ENORMOUSTEXT_LIB), so that a user
  * who exports them gets no warning from every process. */
-static const char other_vars[][24] = { "ENORMOUSTEXT_LIB" };
+static const char other_vars[][24] = {
+	"ENORMOUSTEXT_LIB",
+};
 
 /* Does entry ("NAME=value") name exactly `name`? */
 static bool entry_is(const char *entry, const char *name)

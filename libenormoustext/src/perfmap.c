@@ -6,8 +6,11 @@
  * ranges ("START SIZE name", hex, one symbol a line: the format JIT
  * compilers write).  This writes, for every moved window, the functions of
  * the object that lie in it, from the object's own symbol tables (.symtab
- * when the file has one, else .dynsym), read from the file mapped
- * read-only — no libelf, no malloc.
+ * when the file has one, else .dynsym), read from the file in pieces — no
+ * libelf, no malloc, and never the file mapped (a file cut short under a
+ * mapping would kill the program with SIGBUS).  The map goes through
+ * outfile.c: beside and renamed in, never through a link or into a FIFO
+ * someone put at its name in /tmp.
  */
 #include "internal.h"
 
@@ -17,27 +20,19 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 struct out {
-	int fd;
+	struct et_out *o;
 	size_t n;
 	char buf[4096];
 };
 
 static void out_flush(struct out *o)
 {
-	size_t off = 0;
-	while (off < o->n) {
-		ssize_t w = write(o->fd, o->buf + off, o->n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
+	if (o->n)
+		et_out_write(o->o, o->buf, o->n);
 	o->n = 0;
 }
 
@@ -66,81 +61,175 @@ static bool in_ranges(const uint64_t *ranges, size_t n, uint64_t a, uint64_t len
 	return false;
 }
 
-size_t et_perfmap_symbols(int out_fd, const char *path, uint64_t base, const uint64_t *ranges,
+/* All of [off, off + n) of the file, or false (a short file: cut meanwhile). */
+static bool read_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
+/* The file is read in pieces into one scratch mapping, never mapped itself:
+ * a file cut short while it is read gives short reads, not SIGBUS. */
+#define SYM_BUF (64u << 10)
+#define STR_BUF (64u << 10)
+#define NAME_MAX_OUT 500
+
+struct strtab {
+	int fd;
+	uint64_t off, size;       /* of the string table in the file */
+	char *buf;
+	uint64_t lo, len;         /* the part of it in buf */
+};
+
+/* The name at `at` in the string table, and how many bytes of it are held
+ * (at least NAME_MAX_OUT + 1 or up to its end), or NULL. */
+static const char *str_at(struct strtab *t, uint64_t at, size_t *max)
+{
+	if (at >= t->size)
+		return NULL;
+	bool held = at >= t->lo && at < t->lo + t->len;
+	if (held && t->lo + t->len - at <= NAME_MAX_OUT && t->lo + t->len < t->size &&
+	    !memchr(t->buf + (at - t->lo), '\0', t->lo + t->len - at))
+		held = false;   /* it may go on past what is held */
+	if (!held) {
+		uint64_t n = t->size - at < STR_BUF ? t->size - at : STR_BUF;
+		ssize_t r;
+		do
+			r = pread(t->fd, t->buf, (size_t)n, (off_t)(t->off + at));
+		while (r < 0 && errno == EINTR);
+		if (r <= 0) {
+			t->len = 0;
+			return NULL;
+		}
+		t->lo = at;
+		t->len = (uint64_t)r;
+	}
+	*max = (size_t)(t->lo + t->len - at);
+	return t->buf + (at - t->lo);
+}
+
+size_t et_perfmap_symbols(struct et_out *dst, const char *path, uint64_t base, const uint64_t *ranges,
                           size_t nranges)
 {
-	struct out out = { .fd = out_fd, .n = 0 };
 	if (!path[0] || path[0] == '[' || nranges == 0)
 		return 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO at the path must not hold the open up */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	struct stat st;
 	size_t count = 0;
-	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(ElfW(Ehdr))) {
-		close(fd);
-		return 0;
-	}
-	size_t len = (size_t)st.st_size;
-	const unsigned char *f = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (f == MAP_FAILED)
-		return 0;
-	const ElfW(Ehdr) *eh = (const void *)f;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_shentsize != sizeof(ElfW(Shdr)) ||
-	    eh->e_shoff == 0 || eh->e_shoff > len || eh->e_shnum > (len - eh->e_shoff) / sizeof(ElfW(Shdr)))
+	char *mem = NULL;
+	ElfW(Ehdr) eh;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof eh ||
+	    !read_at(fd, &eh, sizeof eh, 0))
 		goto done;
-	const ElfW(Shdr) *sh = (const void *)(f + eh->e_shoff);
+	uint64_t len = (uint64_t)st.st_size;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_shentsize != sizeof(ElfW(Shdr)) ||
+	    eh.e_shoff == 0 || eh.e_shoff > len || eh.e_shnum > (len - eh.e_shoff) / sizeof(ElfW(Shdr)))
+		goto done;
+	mem = et_scratch_alloc(SYM_BUF + STR_BUF);
+	if (!mem)
+		goto done;
 	/* .symtab when there is one (all functions), else .dynsym (exported). */
-	const ElfW(Shdr) *sym = NULL;
-	for (unsigned i = 0; i < eh->e_shnum; i++)
-		if (sh[i].sh_type == SHT_SYMTAB || (sh[i].sh_type == SHT_DYNSYM && !sym))
-			sym = &sh[i];
-	if (!sym || sym->sh_link >= eh->e_shnum || sym->sh_entsize != sizeof(ElfW(Sym)) ||
-	    sym->sh_offset > len || sym->sh_size > len - sym->sh_offset)
+	ElfW(Shdr) sym = { .sh_type = SHT_NULL };
+	const size_t per = SYM_BUF / sizeof(ElfW(Shdr));
+	for (unsigned i = 0; i < eh.e_shnum && sym.sh_type != SHT_SYMTAB; i += (unsigned)per) {
+		size_t k = eh.e_shnum - i < per ? eh.e_shnum - i : per;
+		if (!read_at(fd, mem, k * sizeof(ElfW(Shdr)), eh.e_shoff + (uint64_t)i * sizeof(ElfW(Shdr))))
+			goto done;
+		const ElfW(Shdr) *sh = (const void *)mem;
+		for (size_t j = 0; j < k; j++)
+			if (sh[j].sh_type == SHT_SYMTAB || (sh[j].sh_type == SHT_DYNSYM && sym.sh_type == SHT_NULL)) {
+				sym = sh[j];
+				if (sym.sh_type == SHT_SYMTAB)
+					break;
+			}
+	}
+	ElfW(Shdr) str;
+	if (sym.sh_type == SHT_NULL || sym.sh_link >= eh.e_shnum || sym.sh_entsize != sizeof(ElfW(Sym)) ||
+	    sym.sh_offset > len || sym.sh_size > len - sym.sh_offset ||
+	    !read_at(fd, &str, sizeof str, eh.e_shoff + (uint64_t)sym.sh_link * sizeof(ElfW(Shdr))) ||
+	    str.sh_offset > len || str.sh_size > len - str.sh_offset)
 		goto done;
-	const ElfW(Shdr) *str = &sh[sym->sh_link];
-	if (str->sh_offset > len || str->sh_size > len - str->sh_offset)
-		goto done;
-	const ElfW(Sym) *s = (const void *)(f + sym->sh_offset);
-	size_t nsym = sym->sh_size / sizeof *s;
-	const char *names = (const char *)(f + str->sh_offset);
-	for (size_t i = 0; i < nsym; i++) {
-		if (ELF64_ST_TYPE(s[i].st_info) != STT_FUNC || s[i].st_shndx == SHN_UNDEF ||
-		    s[i].st_name >= str->sh_size)
-			continue;
-		uint64_t a = base + s[i].st_value, size = s[i].st_size ? s[i].st_size : 1;
-		if (!in_ranges(ranges, nranges, a, size))
-			continue;
-		out_line(&out, a, size, names + s[i].st_name,
-		         str->sh_size - s[i].st_name);
-		count++;
+	struct strtab names = { fd, str.sh_offset, str.sh_size, mem + SYM_BUF, 0, 0 };
+	struct out out = { .o = dst, .n = 0 };
+	const size_t nsym = sym.sh_size / sizeof(ElfW(Sym)), sper = SYM_BUF / sizeof(ElfW(Sym));
+	for (size_t i = 0; i < nsym; i += sper) {
+		size_t k = nsym - i < sper ? nsym - i : sper;
+		ElfW(Sym) *s = (void *)mem;
+		if (!read_at(fd, s, k * sizeof *s, sym.sh_offset + (uint64_t)i * sizeof *s))
+			break;
+		for (size_t j = 0; j < k; j++) {
+			if (ELF64_ST_TYPE(s[j].st_info) != STT_FUNC || s[j].st_shndx == SHN_UNDEF)
+				continue;
+			uint64_t a = base + s[j].st_value, size = s[j].st_size ? s[j].st_size : 1;
+			if (!in_ranges(ranges, nranges, a, size))
+				continue;
+			size_t max = 0;
+			const char *name = str_at(&names, s[j].st_name, &max);
+			if (!name)
+				continue;
+			out_line(&out, a, size, name, max);
+			count++;
+		}
 	}
 	out_flush(&out);
 done:
-	munmap((void *)f, len);
+	et_scratch_free(mem, SYM_BUF + STR_BUF);
+	close(fd);
 	return count;
 }
 
+/* The process (pid) whose map this library has written: its later passes
+ * add to it, while a map left by an earlier process with the same pid is
+ * replaced. */
+static pid_t g_map_pid;
+
 int et_perfmap_write(const struct et_run *run)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)getpid());
-	struct out out = { .n = 0 };   /* only its fd: et_perfmap_symbols buffers */
-	out.fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (out.fd < 0)
-		return -errno;
+	bool moved = false;
+	for (size_t i = 0; i < run->nobjs && !moved; i++)
+		moved = run->objs[i].remapped_bytes != 0;
+	if (!moved)
+		return 0;
+	char path[64], eb[24], why[160];
+	pid_t me = getpid();
+	snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)me);
+	/* /tmp is anyone's: a link or a FIFO put at our name is not followed,
+	 * only a regular file is replaced */
+	struct et_out out;
+	int e = et_out_open(&out, path,
+	                    ET_OUT_NOFOLLOW | ET_OUT_FILES_ONLY | (g_map_pid == me ? ET_OUT_KEEP : 0));
+	if (e) {
+		const char *w = et_out_why(&out, why, sizeof why);
+		et_log(0, "ENORMOUSTEXT_PERFMAP: cannot write %s: %s%s", path, w ? w : et_out_errno_text(-e, eb),
+		       w ? ": left alone" : "");
+		return 0;
+	}
 	size_t total = 0;
 	const uint64_t H = run->si.pmd_size;
 	for (size_t i = 0; i < run->nobjs; i++) {
 		const struct et_object *o = &run->objs[i];
 		if (!o->remapped_bytes)
 			continue;
-		/* The moved windows, neighbours merged, in chunks of 32 ranges. */
+		/* The moved windows, neighbours merged, in chunks of 32 ranges.
+		 * Every window of the object: after summarise(), o->nwindows
+		 * counts only the windows the report counts (padded ones that
+		 * could not be had are left out), while the table still holds
+		 * them all, from o->first_window on. */
 		uint64_t ranges[64];
 		size_t n = 0;
-		for (uint32_t k = 0; k < o->nwindows; k++) {
-			const struct et_window *w = &run->wins[o->first_window + k];
+		for (size_t j = o->first_window; j < run->nwins && run->wins[j].object == (uint32_t)i; j++) {
+			const struct et_window *w = &run->wins[j];
 			if (!w->remapped)
 				continue;
 			if (n && ranges[2 * n - 1] == w->addr) {
@@ -148,16 +237,22 @@ int et_perfmap_write(const struct et_run *run)
 				continue;
 			}
 			if (n == 32) {
-				total += et_perfmap_symbols(out.fd, o->path, o->base, ranges, n);
+				total += et_perfmap_symbols(&out, o->path, o->base, ranges, n);
 				n = 0;
 			}
 			ranges[2 * n] = w->addr;
 			ranges[2 * n + 1] = w->addr + H;
 			n++;
 		}
-		total += et_perfmap_symbols(out.fd, o->path, o->base, ranges, n);
+		total += et_perfmap_symbols(&out, o->path, o->base, ranges, n);
 	}
-	close(out.fd);
+	e = et_out_commit(&out);
+	if (e) {
+		const char *w = et_out_why(&out, why, sizeof why);
+		et_log(0, "ENORMOUSTEXT_PERFMAP: cannot write %s: %s", path, w ? w : et_out_errno_text(-e, eb));
+		return 0;
+	}
+	g_map_pid = me;
 	et_log(2, "perf map %s: %zu functions in moved text", path, total);
 	return (int)total;
 }

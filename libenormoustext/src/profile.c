@@ -19,8 +19,13 @@
  * in it.  '#' starts a comment line; empty lines are ignored.
  *
  * The parser takes a buffer and allocates nothing but one scratch mapping
- * for its tables; every malformed line is an error naming the line.  It is
- * the part a hostile file reaches, and the fuzz target's subject.
+ * for its tables (it may run before malloc works); every malformed line is
+ * an error naming the line.  It is the part a hostile file reaches, and the
+ * fuzz target's subject.  It must stay linear in the file: a fleet's profile
+ * names hundreds of thousands of objects, and a process reads it at
+ * start-up.  So the build-ids go into a hash table as they are read (a
+ * duplicate is found, and named by its line, in O(1)), and
+ * et_profile_find is a lookup in the same table, never a scan.
  */
 #include "internal.h"
 
@@ -29,9 +34,34 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
-#define PROFILE_MAX_BYTES (64u << 20)    /* larger is "enormous": refused */
+/*
+ * The limits.  A profile is read at start-up, so what they bound is what one
+ * start-up may spend, and the figure that decides them is the parse at the
+ * limit (et_profile_load, best of 5, gcc -O2, this project's 2-core VM):
+ *   64 MiB of count lines (5.7 million 64-byte granules, 227 objects)   0.26 s
+ *   64 MiB of fleet-shaped objects (640,000, three counts each)         0.32 s
+ *   1,048,576 objects (short build-ids), counts up to 64 MiB: the worst 0.33 s
+ * Real profiles are far smaller.  One recorded clang++ compile: 19 objects,
+ * 5,066 lines, 50 KB.  `record` writes a line per sampled 64-byte granule,
+ * so even clang's 164 MiB of text with every cache line sampled is 2.7
+ * million lines (about 40 MiB); a fleet's merged profile adds an object
+ * line (about 80 bytes) per build of each library: 200,000 objects with a
+ * few counts each are 20 MiB (0.15 s).  64 MiB holds both with room; a
+ * lower cap would refuse dense profiles of big programs, a higher one would
+ * let one file cost every start-up seconds.
+ * The object limit is needed as well: an object costs six times a count
+ * line (a 72-byte entry, a hash slot, a cache miss), and 64 MiB of short
+ * object lines would be 4.8 million objects, 0.5 GB of memory and 1.3 s.
+ * 1,048,576 (five times the largest fleet profile in view) caps the
+ * objects' tables at 92 MB.
+ */
+#define PROFILE_MAX_BYTES (64u << 20)
+#define PROFILE_MAX_OBJECTS (1u << 20)
+#define PROFILE_MAX_OBJECTS_TEXT "1048576"
+_Static_assert(PROFILE_MAX_OBJECTS == 1048576, "PROFILE_MAX_OBJECTS_TEXT says otherwise");
 
 static void set_err(struct et_profile *p, size_t line, const char *what)
 {
@@ -84,6 +114,87 @@ static const char *word_end(const char *s, const char *e)
 	return s;
 }
 
+/*
+ * Scratch memory for the tables and the file's text.  Large ones ask for
+ * huge pages (MADV_HUGEPAGE, within the system's THP policy: nothing under
+ * "never"; the library's text copies ask the same way): a 200,000-object
+ * profile touches about 50 MiB, and taking that a 4 KiB fault at a time
+ * was most of the parse on this project's VM (a fault costs about 25 us
+ * there: 11,000 faults, 0.3 s; with huge pages, 25).  The tables are
+ * written only while the file is parsed, so no fork later copies them on
+ * write.  Mappings smaller than a huge page keep small pages; a larger one
+ * may use at most one huge page more than small pages would (the one its
+ * last touched byte is in).
+ */
+#ifndef MADV_HUGEPAGE
+#define MADV_HUGEPAGE 14
+#endif
+#define PROFILE_HUGE_MIN (2u << 20)
+
+static void *prof_scratch(size_t len)
+{
+	void *m = et_scratch_alloc(len);
+	if (m && len >= PROFILE_HUGE_MIN) {
+		int e = errno;
+		(void)madvise(m, len, MADV_HUGEPAGE);   /* advice: a refusal changes nothing */
+		errno = e;
+	}
+	return m;
+}
+
+/*
+ * The build-id hash, over a build-id zero-padded to 40 bytes (as in
+ * et_prof_obj.build_id: hex digits are never 0, so equal padded buffers are
+ * equal build-ids), 8 bytes at a time, keyed with a seed that differs in
+ * each process (the address of the tables and the clock), then mixed (the
+ * finaliser of MurmurHash3).  The key matters: a file of build-ids chosen to
+ * collide under a fixed function would make the table a list again.
+ */
+#define BID_PAD 40
+static uint64_t bid_hash(const char *padded, uint64_t seed)
+{
+	uint64_t h = seed;
+	for (size_t i = 0; i < BID_PAD; i += 8) {
+		uint64_t w;
+		memcpy(&w, padded + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 32;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+/* The slot of a build-id (zero-padded, at least BID_PAD + 1 bytes): the one
+ * holding it, or the empty one where it would go; *tag is what a slot
+ * holding it has in its upper half. */
+static uint64_t *bid_slot(const struct et_profile *p, const char *padded, uint64_t *tag)
+{
+	uint64_t h = bid_hash(padded, p->seed);
+	size_t mask = p->nslots - 1;
+	*tag = h & 0xffffffff00000000ull;
+	for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+		uint64_t v = p->slots[i];
+		if (!v)
+			return &p->slots[i];
+		if ((v & 0xffffffff00000000ull) == *tag &&
+		    !memcmp(p->objs[(uint32_t)v - 1].build_id, padded, BID_PAD + 1))
+			return &p->slots[i];
+	}
+}
+_Static_assert(sizeof ((struct et_prof_obj *)0)->build_id == BID_PAD + 1, "build-ids of 20 bytes, in hex");
+
+/* Does [l, le) start with the word "object"?  (The first pass's count of
+ * the objects a file may have.) */
+static bool object_line(const char *l, const char *le)
+{
+	l = skip_blank(l, le);
+	return le - l >= 6 && !memcmp(l, "object", 6);
+}
+
 int et_profile_parse(struct et_profile *p, const char *text, size_t len)
 {
 	memset(p, 0, sizeof *p);
@@ -91,25 +202,59 @@ int et_profile_parse(struct et_profile *p, const char *text, size_t len)
 		set_err(p, 1, "empty");
 		return -EINVAL;
 	}
-	/* Upper bounds for the tables: one entry or object per line. */
-	size_t lines = 1;
-	for (size_t i = 0; i < len; i++)
-		lines += text[i] == '\n';
-	size_t objs_len = lines * sizeof(struct et_prof_obj);
-	size_t ents_len = lines * sizeof(struct et_prof_ent);
-	p->mem_len = objs_len + ents_len + len + 1;
-	p->mem = et_scratch_alloc(p->mem_len);
+	/* path_off is 32 bits (et_profile_load refuses far less already) */
+	if (len >= UINT32_MAX) {
+		set_err(p, 1, "too large");
+		return -EFBIG;
+	}
+	/* Upper bounds for the tables, from a first pass: an object per line
+	 * that starts with "object", an entry per other line. */
+	size_t lines = 0, olines = 0;
+	for (const char *s = text, *end = text + len; s < end;) {
+		const char *e = memchr(s, '\n', (size_t)(end - s));
+		if (!e)
+			e = end;
+		lines++;
+		olines += object_line(s, e);
+		s = e < end ? e + 1 : end;
+	}
+	size_t ents_max = lines - olines;
+	if (olines > PROFILE_MAX_OBJECTS)
+		olines = PROFILE_MAX_OBJECTS;   /* the one after those is refused */
+	/* at most half full: a miss probes 2.5 slots on average */
+	uint64_t nslots = 16;
+	while (nslots < 2 * (uint64_t)olines)
+		nslots *= 2;
+	/* len < 4 GiB: no sum below overflows 64 bits (it may exceed a 32-bit
+	 * size_t, then the profile is refused) */
+	uint64_t objs_len = olines * (uint64_t)sizeof(struct et_prof_obj);
+	uint64_t ents_len = ents_max * (uint64_t)sizeof(struct et_prof_ent);
+	uint64_t slots_len = nslots * sizeof(uint64_t);
+	uint64_t mem_len = objs_len + ents_len + slots_len + len + 1;
+	if (mem_len > SIZE_MAX) {
+		set_err(p, 0, "out of memory");
+		return -ENOMEM;
+	}
+	p->mem_len = (size_t)mem_len;
+	p->mem = prof_scratch(p->mem_len);
 	if (!p->mem) {
 		set_err(p, 0, "out of memory");
 		return -ENOMEM;
 	}
 	p->objs = p->mem;
 	p->ents = (struct et_prof_ent *)((char *)p->mem + objs_len);
-	p->paths = (char *)p->mem + objs_len + ents_len;
-	memcpy(p->paths, text, len);
-	p->paths[len] = '\0';
+	p->slots = (uint64_t *)((char *)p->mem + objs_len + ents_len);
+	p->nslots = (size_t)nslots;
+	p->seed = (uint64_t)(uintptr_t)p->mem ^ et_now_ns() * 0x9e3779b97f4a7c15ull;
+	/* the paths, each NUL-ended, packed: their lines hold them and their
+	 * newlines, so len + 1 bytes are enough; only what they use is touched
+	 * (a copy of the whole file would keep its count lines as well) */
+	p->paths = (char *)p->mem + objs_len + ents_len + slots_len;
+	size_t paths_used = 0;
 
 	const char *s = text, *end = text + len;
+	/* the first NUL byte, if any: its line is the first line with one */
+	const char *nul = memchr(text, 0, len);
 	size_t line = 0;
 	int state = 0;            /* 0: want header, 1: want granule, 2: body */
 	while (s < end) {
@@ -121,7 +266,7 @@ int et_profile_parse(struct et_profile *p, const char *text, size_t len)
 		s = e < end ? e + 1 : end;
 		if (le > l && le[-1] == '\r')
 			le--;
-		if (le > l && memchr(l, 0, (size_t)(le - l))) {
+		if (nul && nul >= l && nul < le) {
 			set_err(p, line, "a NUL byte");
 			goto bad;
 		}
@@ -169,19 +314,27 @@ int et_profile_parse(struct et_profile *p, const char *text, size_t len)
 					set_err(p, line, "a build-id of 1 to 20 bytes in hex expected after \"object\"");
 					goto bad;
 				}
+			if (p->nobjs == PROFILE_MAX_OBJECTS) {
+				set_err(p, line, "more than " PROFILE_MAX_OBJECTS_TEXT " objects");
+				goto bad;
+			}
 			struct et_prof_obj *o = &p->objs[p->nobjs];
 			memset(o, 0, sizeof *o);
 			for (size_t i = 0; i < bl; i++)
 				o->build_id[i] = (char)(b[i] >= 'A' && b[i] <= 'F' ? b[i] - 'A' + 'a' : b[i]);
-			for (size_t k = 0; k < p->nobjs; k++)
-				if (!strcmp(p->objs[k].build_id, o->build_id)) {
-					set_err(p, line, "the same build-id twice");
-					goto bad;
-				}
+			/* o is not in the table yet: a match is an earlier object */
+			uint64_t tag, *slot = bid_slot(p, o->build_id, &tag);
+			if (*slot) {
+				set_err(p, line, "the same build-id twice");
+				goto bad;
+			}
+			*slot = tag | (uint64_t)(p->nobjs + 1);
 			const char *path = skip_blank(be, le);
-			o->path_off = (uint32_t)(path - text);
+			o->path_off = (uint32_t)paths_used;
 			o->path_len = (uint32_t)(le - path);
-			p->paths[o->path_off + o->path_len] = '\0';
+			memcpy(p->paths + paths_used, path, o->path_len);
+			p->paths[paths_used + o->path_len] = '\0';
+			paths_used += o->path_len + 1;
 			o->first = (uint32_t)p->nents;
 			p->nobjs++;
 			continue;
@@ -227,6 +380,8 @@ bad:
 	p->objs = NULL;
 	p->ents = NULL;
 	p->paths = NULL;
+	p->slots = NULL;
+	p->nslots = 0;
 	p->nobjs = p->nents = 0;
 	return -EINVAL;
 }
@@ -254,7 +409,7 @@ int et_profile_load(struct et_profile *p, const char *path)
 		return -EFBIG;
 	}
 	size_t len = (size_t)st.st_size;
-	char *buf = et_scratch_alloc(len + 1);
+	char *buf = prof_scratch(len + 1);
 	if (!buf) {
 		close(fd);
 		snprintf(p->err, sizeof p->err, "out of memory");
@@ -284,12 +439,15 @@ void et_profile_free(struct et_profile *p)
 
 const struct et_prof_obj *et_profile_find(const struct et_profile *p, const char *build_id)
 {
-	if (!build_id || !build_id[0])
+	if (!build_id || !build_id[0] || !p->nslots)
 		return NULL;
-	for (size_t i = 0; i < p->nobjs; i++)
-		if (!strcmp(p->objs[i].build_id, build_id))
-			return &p->objs[i];
-	return NULL;
+	char key[BID_PAD + 1] = { 0 };
+	size_t n = strnlen(build_id, BID_PAD + 1);
+	if (n > BID_PAD)
+		return NULL;
+	memcpy(key, build_id, n);
+	uint64_t tag, v = *bid_slot(p, key, &tag);
+	return v ? &p->objs[(uint32_t)v - 1] : NULL;
 }
 
 const char *et_profile_path(const struct et_profile *p, const struct et_prof_obj *o)

@@ -23,8 +23,9 @@
  *
  * At exit (the library's destructor): the samples of this process are
  * attributed to the objects loaded then, by address — text the library
- * moved is found just as well — and written as a profile (FILE beside,
- * renamed into place; %p is the process id).  When neither way can sample,
+ * moved is found just as well — and written as a profile through
+ * outfile.c (a file: beside, renamed into place; a device or FIFO as it
+ * is; %p is the process id).  When neither way can sample,
  * nothing is recorded, and one line says so.
  */
 #ifndef _GNU_SOURCE
@@ -73,11 +74,17 @@ static const char *g_method = "";
 
 static bool g_timer_on;
 
+static void timer_slots_clear(void);
+
+/* The atfork child handler.  It takes no lock: in the child of a threaded
+ * program only the forking thread runs, and a lock another thread held at
+ * the fork stays held for ever. */
 void et_record_forget(void)
 {
 	g_on = false;     /* the buffers are the parent's (inherited mappings) */
 	/* a forked child has no timers (not inherited): its threads get none */
 	__atomic_store_n(&g_timer_on, false, __ATOMIC_RELEASE);
+	timer_slots_clear();
 }
 
 /* ---- sampling with perf_event_open ------------------------------------ */
@@ -304,6 +311,18 @@ static void thread_timer_done(void *v)
 		syscall(SYS_timer_delete, id1 - 1);
 }
 
+/* In a forked child: the slots hold the parent's timer ids, which mean
+ * nothing here — or, worse, name timers the child creates itself (ids are
+ * per process and start again at 0): the forking thread's slot would be
+ * deleted by thread_timer_done when that thread ends, taking the child's
+ * own timer with it.  The child starts with every slot free. */
+static void timer_slots_clear(void)
+{
+	for (size_t k = 0; k < TIMER_SLOTS; k++)
+		__atomic_store_n(&g_tslots[k], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&g_inflight, 0, __ATOMIC_RELAXED);
+}
+
 /* Every thread's timer goes; the handler stays (it ignores what comes). */
 static void timers_stop(void)
 {
@@ -435,6 +454,11 @@ void et_record_start(const char *tmpl)
 {
 	if (g_on || et_expand_path(tmpl, g_path, sizeof g_path) != 0)
 		return;
+	/* its buffers are address space the program may need (util.c) */
+	if (!et_as_headroom_ok()) {
+		et_log(1, "ENORMOUSTEXT_RECORD=%s: RLIMIT_AS leaves too little address space: not recording", tmpl);
+		return;
+	}
 	int perr = ENOSYS;
 	const char *pwhy = "this build of the library has no <linux/perf_event.h>";
 #ifdef ET_HAVE_PERF
@@ -508,23 +532,15 @@ static size_t lower_bound(const uint64_t *a, size_t n, uint64_t x)
 }
 
 struct wbuf {
-	int fd, err;
+	struct et_out *out;
 	size_t n;
 	char b[4096];
 };
 
 static void wflush(struct wbuf *w)
 {
-	size_t off = 0;
-	while (off < w->n && !w->err) {
-		ssize_t r = write(w->fd, w->b + off, w->n - off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			w->err = r < 0 ? errno : EIO;
-		else
-			off += (size_t)r;
-	}
+	if (w->n)
+		et_out_write(w->out, w->b, w->n);   /* an error stays in out->err */
 	w->n = 0;
 }
 
@@ -552,6 +568,18 @@ static void release(uint64_t *ips, size_t ips_len)
 {
 	if (ips && ips != g_tbuf)
 		et_scratch_free(ips, ips_len);
+}
+
+/* One line naming the file and why; a FIFO with no reader is no failure
+ * (nobody wants the profile now): said at ENORMOUSTEXT_VERBOSE=1 only. */
+static void write_failed(const struct et_out *out, int e)
+{
+	char eb[24], why[160];
+	if (out->skipped)
+		et_log(1, "ENORMOUSTEXT_RECORD: %s: %s: the profile is not written", g_path, out->type);
+	else
+		et_log(0, "ENORMOUSTEXT_RECORD: cannot write %s: %s", g_path,
+		       et_out_why(out, why, sizeof why) ? why : et_out_errno_text(-e, eb));
 }
 
 __attribute__((destructor)) static void et_record_finish(void)
@@ -585,16 +613,15 @@ __attribute__((destructor)) static void et_record_finish(void)
 	}
 	no = et_objects_collect(objs, no, NULL, NULL);
 
-	char tmp[1100];
-	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", g_path, (long)g_pid);
-	struct wbuf w = { .fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644) };
-	if (w.fd < 0) {
-		char eb[24];
-		et_log(0, "ENORMOUSTEXT_RECORD: cannot write %s: %s", g_path, et_errno_text(errno, eb));
+	struct et_out out;
+	int oe = et_out_open(&out, g_path, 0);
+	if (oe) {
+		write_failed(&out, oe);
 		et_scratch_free(objs, objs_len);
 		release(ips, ips_len);
 		return;
 	}
+	struct wbuf w = { .out = &out, .n = 0 };
 	wprintf(&w, "enormoustext-profile 1\ngranule %u\n", REC_GRANULE);
 	wprintf(&w, "# recorded by ENORMOUSTEXT_RECORD (%s) in process %ld: %zu samples, %llu lost\n", g_method, (long)g_pid, n,
 	        (unsigned long long)lost);
@@ -646,16 +673,9 @@ __attribute__((destructor)) static void et_record_finish(void)
 		et_scratch_free(offs, cnt * sizeof(uint64_t));
 	}
 	wflush(&w);
-	int err = w.err;
-	if (close(w.fd) != 0 && !err)
-		err = errno;
-	if (!err && rename(tmp, g_path) != 0)
-		err = errno;
-	if (err) {
-		char eb[24];
-		unlink(tmp);
-		et_log(0, "ENORMOUSTEXT_RECORD: cannot write %s: %s", g_path, et_errno_text(err, eb));
-	}
+	oe = et_out_commit(&out);
+	if (oe)
+		write_failed(&out, oe);
 	et_scratch_free(objs, objs_len);
 	release(ips, ips_len);
 }

@@ -30,6 +30,11 @@
  * Where the cache holds small pages the slot stays small, is released, and
  * the window waits for the next backend (an anonymous copy).
  *
+ * Copies are anonymous memory charged to the process's memory cgroup: a
+ * round of a copying backend stages no more windows than the cgroup's
+ * limits leave room for (memcg.c; see budget_round below), the hottest
+ * first; the others stay small with ET_R_MEMCG.
+ *
  * Padded windows (et_plan_pads) hold text in only part of the window; the
  * rest is free address space, claimed with MAP_FIXED_NOREPLACE just before
  * the swap so that nothing that appeared there meanwhile is ever covered.
@@ -513,9 +518,105 @@ static void reprime(struct et_run *run, long *pool_left)
 	}
 }
 
+/*
+ * The memory cgroup's budget (memcg.c, DESIGN section 4b): a copy is
+ * anonymous memory charged to the process's cgroup for its whole life, and
+ * with no swap it cannot be reclaimed, unlike the page-cache text it
+ * replaces.  The budget is read once per pass (the first round that
+ * copies); each round may stage only what is left of it, and what a round
+ * swapped in is taken off before the next:
+ *   - a staged copy costs H from its first write until it is released or
+ *     swapped; all of a round's slots are staged before any is swapped, so
+ *     the round's whole cost is counted up front;
+ *   - MADV_COLLAPSE builds its huge page while the small pages it gathers
+ *     are still there: one more H, for one window at a time;
+ *   - after the swap the file pages of the window stay in the page cache,
+ *     still charged (nothing is credited back for them);
+ *   - the file backend copies nothing (it is tried first by `auto`), and
+ *     hugetlb pages are charged to the hugetlb controller, not this one,
+ *     unless cgroup2 is mounted with memory_hugetlb_accounting.
+ * When the budget is short, the windows copied are the hottest
+ * (ENORMOUSTEXT_PROFILE), else the first in the planner's order; the
+ * others stay small with ET_R_MEMCG (a later backend that copies nothing
+ * charged may still take them).
+ */
+struct budget {
+	bool read;
+	struct et_memcg mc;
+	uint64_t left;
+};
+
+static bool charged(enum et_backend b, const struct budget *bg)
+{
+	return b == ET_BACKEND_THP || b == ET_BACKEND_COLLAPSE ||
+	       (b == ET_BACKEND_HUGETLB && bg->mc.hugetlb_charged);
+}
+
+/* How many of the k pending windows backend b may copy; the others are
+ * held back for this round (held_back set, candidate cleared). */
+static size_t budget_round(struct et_run *run, enum et_backend b, size_t k, struct budget *bg)
+{
+	const uint64_t H = run->si.pmd_size;
+	if (b == ET_BACKEND_FILE || b == ET_BACKEND_NONE)
+		return k;
+	if (!bg->read) {
+		et_memcg_read(&bg->mc, "/");
+		bg->read = true;
+		bg->left = bg->mc.budget;
+		if (bg->mc.budget == ET_MEMCG_UNLIMITED)
+			et_log(3, "memcg: no memory limit (%u cgroup level(s) read)", bg->mc.levels);
+		else if (bg->mc.garbled)
+			et_log(3, "memcg: v%d %s: its limit or usage cannot be read as a number: nothing copied",
+			       bg->mc.version, bg->mc.path);
+		else
+			et_log(3, "memcg: v%d %s: limit %llu, usage %llu, margin %llu: %llu MiB may be copied",
+			       bg->mc.version, bg->mc.path, (unsigned long long)bg->mc.limit,
+			       (unsigned long long)bg->mc.usage, (unsigned long long)bg->mc.margin,
+			       (unsigned long long)(bg->mc.budget >> 20));
+	}
+	if (!charged(b, bg) || bg->left == ET_MEMCG_UNLIMITED)
+		return k;
+	uint64_t extra = b == ET_BACKEND_COLLAPSE ? H : 0;
+	uint64_t fits = bg->left > extra ? (bg->left - extra) / H : 0;
+	if (fits >= k)
+		return k;
+	for (size_t j = 0; j < run->nwins; j++)
+		run->wins[j].held_back = pending(&run->wins[j], b);
+	size_t refused = et_memcg_keep_best(run->wins, run->nwins, (size_t)fits);
+	for (size_t j = 0; j < run->nwins; j++) {
+		struct et_window *w = &run->wins[j];
+		if (!w->held_back)
+			continue;
+		w->candidate = false;
+		w->reason = ET_R_MEMCG;
+		w->err = 0;
+	}
+	et_log(3, "memcg: %s: %zu of %zu window(s) left small: %llu MiB may still be copied",
+	       et_backend_name(b), refused, k, (unsigned long long)(bg->left >> 20));
+	return k - refused;
+}
+
+/* After the round: the held-back windows wait for the next backend, and
+ * what was swapped in is taken off the budget. */
+static void budget_after(struct et_run *run, enum et_backend b, struct budget *bg)
+{
+	const uint64_t H = run->si.pmd_size;
+	for (size_t j = 0; j < run->nwins; j++) {
+		struct et_window *w = &run->wins[j];
+		if (w->held_back) {
+			w->candidate = true;
+			w->held_back = false;
+		}
+		/* each backend runs one round: its windows are this round's */
+		if (bg->read && charged(b, bg) && bg->left != ET_MEMCG_UNLIMITED && w->remapped && w->backend == b)
+			bg->left = bg->left > H ? bg->left - H : 0;
+	}
+}
+
 void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
 {
 	long pool_left = run->si.hugetlb_free;
+	struct budget bg = { .read = false };
 	for (int c = 0; c < nchain; c++) {
 		size_t k = 0, left = 0;
 		for (size_t j = 0; j < run->nwins; j++) {
@@ -540,8 +641,12 @@ void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
 					run->wins[j].reason = ET_R_NO_BACKEND;
 			continue;
 		}
-		et_log(3, "round %d: %zu window(s) with %s", c + 1, k, et_backend_name(chain[c]));
-		remap_round(run, chain[c], k, &pool_left);
+		k = budget_round(run, chain[c], k, &bg);
+		if (k > 0) {
+			et_log(3, "round %d: %zu window(s) with %s", c + 1, k, et_backend_name(chain[c]));
+			remap_round(run, chain[c], k, &pool_left);
+		}
+		budget_after(run, chain[c], &bg);
 	}
 	if (run->opt.prime)
 		reprime(run, &pool_left);

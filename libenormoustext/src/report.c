@@ -2,8 +2,9 @@
  * report.c — telling what was done: the summary and per-object log lines
  * (ENORMOUSTEXT_VERBOSE) and the JSON report (ENORMOUSTEXT_REPORT).  Only
  * what smaps confirmed is called huge.  Formats into stack buffers and
- * writes with write(2); the JSON file is written beside its final name and
- * renamed into place, so a reader never sees half a report.
+ * writes through outfile.c: a file is written beside its final name and
+ * renamed into place, so a reader never sees half a report; a device or a
+ * FIFO is written as it is (never replaced), a link followed.
  */
 #include "internal.h"
 
@@ -45,6 +46,8 @@ static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_PROFILE] = "ENORMOUSTEXT_PROFILE cannot be used: nothing moved",
 	[ET_R_MEMCG] = "memcg: a copy would bring the memory cgroup near its limit",
 	[ET_R_SMAPS] = "could not read /proc/self/smaps",
+	[ET_R_FORKED] = "forked while another thread ran a pass: this child lists nothing",
+	[ET_R_RLIMIT_AS] = "RLIMIT_AS leaves too little address space: nothing done",
 };
 
 const char *et_reason_text(enum et_reason r)
@@ -135,26 +138,15 @@ void et_report_log(const struct et_run *run)
 /* ---------------------------------------------------------------- JSON */
 
 struct jw {
-	int fd;
-	int err;
+	struct et_out *out;
 	size_t n;
 	char buf[4096];
 };
 
 static void jw_flush(struct jw *j)
 {
-	const char *p = j->buf;
-	while (j->n > 0 && !j->err) {
-		ssize_t w = write(j->fd, p, j->n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			j->err = w < 0 ? errno : EIO;
-			break;
-		}
-		p += w;
-		j->n -= (size_t)w;
-	}
+	if (j->n)
+		et_out_write(j->out, j->buf, j->n);   /* an error stays in out->err */
 	j->n = 0;
 }
 
@@ -228,17 +220,19 @@ int et_expand_path(const char *in, char *out, size_t cap)
 	return 0;
 }
 
-int et_report_json(const struct et_run *run, const char *path_in)
+/* The report into out (opened here); 0 or -errno, out telling why. */
+static int report_json(const struct et_run *run, const char *path_in, struct et_out *out)
 {
-	char path[1024], tmp[1100];
+	char path[1024];
+	memset(out, 0, offsetof(struct et_out, path));
+	out->fd = -1;
 	int e = et_expand_path(path_in, path, sizeof path);
 	if (e)
 		return e;
-	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-	unlink(tmp);   /* a leftover of ours; O_EXCL below refuses anything else */
-	struct jw j = { .fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644) };
-	if (j.fd < 0)
-		return -errno;
+	e = et_out_open(out, path, 0);
+	if (e)
+		return e;
+	struct jw j = { .out = out, .n = 0 };
 
 	struct enormoustext_stats st = { .size = sizeof st };
 	enormoustext_get_stats(&st);
@@ -312,12 +306,33 @@ int et_report_json(const struct et_run *run, const char *path_in)
 	}
 	jw_lit(&j, "\n  ]\n}\n");
 	jw_flush(&j);
-	int err = j.err;
-	if (close(j.fd) != 0 && !err)
-		err = errno;
-	if (!err && rename(tmp, path) != 0)
-		err = errno;
-	if (err)
-		unlink(tmp);
-	return -err;
+	return et_out_commit(out);
+}
+
+/* A FIFO with no reader at the path is no failure (nobody wants the
+ * report now): one line at ENORMOUSTEXT_VERBOSE=1, and 0. */
+int et_report_json(const struct et_run *run, const char *path)
+{
+	struct et_out out;
+	int e = report_json(run, path, &out);
+	if (e && out.skipped) {
+		et_log(1, "ENORMOUSTEXT_REPORT=%s: %s: the report is not written", path, out.type);
+		return 0;
+	}
+	return e;
+}
+
+void et_report_write(const struct et_run *run)
+{
+	struct et_out out;
+	const char *path = run->opt.report;
+	int e = report_json(run, path, &out);
+	char eb[24], why[160];
+	if (!e)
+		return;
+	if (out.skipped)
+		et_log(1, "ENORMOUSTEXT_REPORT=%s: %s: the report is not written", path, out.type);
+	else
+		et_log(0, "ENORMOUSTEXT_REPORT=%s: cannot write the report: %s", path,
+		       et_out_why(&out, why, sizeof why) ? why : et_out_errno_text(-e, eb));
 }

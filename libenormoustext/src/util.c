@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,4 +76,31 @@ void et_hex_build_id(const unsigned char *d, size_t n, char out[41])
 		out[2 * i + 1] = hx[d[i] & 15];
 	}
 	out[2 * n] = '\0';
+}
+
+/*
+ * RLIMIT_AS: every byte of address space the library keeps (its object
+ * table, the reservation a round stages its copies in, the recorder's
+ * buffers) is a byte a program running near its limit no longer has — its
+ * next mmap or pthread_create would fail where it would not without the
+ * library.  So under a finite limit the library works only while the
+ * headroom (limit - VmSize, from /proc/self/statm) is at least
+ * max(64 MiB, limit / 16); the copies themselves take no address space
+ * once swapped (they replace the text they copy).
+ */
+bool et_as_headroom_ok(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return true;
+	char buf[128];
+	long n = et_read_file("/proc/self/statm", buf, sizeof buf);
+	uint64_t pages = 0;
+	for (long i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		pages = pages * 10 + (uint64_t)(buf[i] - '0');
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t used = pages * (uint64_t)(pg > 0 ? pg : 4096);
+	uint64_t limit = (uint64_t)rl.rlim_cur;
+	uint64_t margin = limit / 16 > (64ull << 20) ? limit / 16 : (64ull << 20);
+	return n > 0 && pages > 0 && used < limit && limit - used >= margin;
 }

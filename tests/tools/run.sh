@@ -233,7 +233,7 @@ case_help() {
 	# run's options are the library's variables: every variable of its option
 	# table is in `run --help`, under its name.
 	local vars
-	vars=$(grep -oE '"ENORMOUSTEXT(_[A-Z_]+)?"' "$TT_SRC/../../libenormoustext/src/options.c" | tr -d '"' | sort -u)
+	vars=$(grep -oE '\] = \{ "ENORMOUSTEXT(_[A-Z_]+)?"' "$TT_SRC/../../libenormoustext/src/options.c" | grep -oE 'ENORMOUSTEXT[A-Z_]*' | sort -u)
 	[ -n "$vars" ] || fail "no variable found in options.c"
 	for v in $vars; do
 		grep -q "\[$v\]" "$W/run.help" || fail "run --help does not offer $v"

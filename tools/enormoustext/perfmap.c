@@ -6,7 +6,8 @@
  * mapping whose nearest file mappings on both sides are the same object),
  * and writes the functions of those objects that overlap them — from each
  * object's own symbol table, with the library's et_perfmap_symbols — to
- * /tmp/perf-PID.map (or --output FILE), written beside it and renamed in.
+ * /tmp/perf-PID.map (or --output FILE), by outfile.c's rules (beside and
+ * renamed in; a device or FIFO written as it is; in /tmp, no link followed).
  * The library can write the same map itself: ENORMOUSTEXT_PERFMAP=1.
  */
 #include "tool.h"
@@ -110,7 +111,7 @@ int et_cmd_perfmap(int argc, char **argv)
 	if (et_tool_parse_u64(argv[optind], &pid) != 0 || pid == 0 || pid > 4194304)
 		return et_tool_usage("'%s' is not a process id", argv[optind]);
 
-	char path[64], out_path[4096], tmp[4200];
+	char path[64], out_path[4096];
 	snprintf(path, sizeof path, "/proc/%llu/smaps", (unsigned long long)pid);
 	struct et_smaps sm;
 	int err = et_smaps_read(&sm, path);
@@ -123,9 +124,11 @@ int et_cmd_perfmap(int argc, char **argv)
 		snprintf(out_path, sizeof out_path, "%s", output);
 	else
 		snprintf(out_path, sizeof out_path, "/tmp/perf-%llu.map", (unsigned long long)pid);
-	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", out_path, (long)getpid());
+	/* the default name is in /tmp, anyone's: no link followed there, and
+	 * only a regular file replaced (as the library does) */
+	unsigned flags = output ? 0 : ET_OUT_NOFOLLOW | ET_OUT_FILES_ONLY;
 
-	int fd = -1;
+	struct et_out *out = NULL;
 	size_t functions = 0, objects = 0;
 	uint64_t moved = 0;
 	int status = ET_EXIT_OK;
@@ -166,10 +169,13 @@ int et_cmd_perfmap(int argc, char **argv)
 		uint64_t base;
 		if (!load_base(&sm, opath, o->inode, &base))
 			continue;
-		if (fd < 0) {
-			fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-			if (fd < 0) {
-				et_tool_err("%s: %s", tmp, strerror(errno));
+		if (!out) {
+			out = malloc(sizeof *out);
+			int e = out ? et_out_open(out, out_path, flags) : -ENOMEM;
+			if (e) {
+				et_tool_out_error(out_path, out, e);
+				free(out);
+				out = NULL;
 				status = ET_EXIT_BAD;
 				break;
 			}
@@ -186,18 +192,18 @@ int et_cmd_perfmap(int argc, char **argv)
 			owner[j] = -1;
 			n++;
 		}
-		functions += et_perfmap_symbols(fd, opath, base, ranges, n);
+		functions += et_perfmap_symbols(out, opath, base, ranges, n);
 		objects++;
 	}
 	free(owner);
 	et_smaps_free(&sm);
-	if (fd >= 0) {
-		if (close(fd) != 0 || (status == ET_EXIT_OK && rename(tmp, out_path) != 0)) {
-			et_tool_err("%s: %s", out_path, strerror(errno));
+	if (out) {
+		int e = status == ET_EXIT_OK ? et_out_commit(out) : (et_out_abort(out), 0);
+		if (e) {
+			et_tool_out_error(out_path, out, e);
 			status = ET_EXIT_BAD;
 		}
-		if (status != ET_EXIT_OK)
-			unlink(tmp);
+		free(out);
 	}
 	if (status == ET_EXIT_OK) {
 		if (moved == 0)

@@ -281,37 +281,24 @@ static int png_heatmap(const char *out, const struct et_profile *p, uint64_t W)
 		free(r.ws);
 	}
 
+	/* by outfile.c's rules: a file is written beside and renamed into place
+	 * (an old picture stays whole if this one fails); a device or FIFO is
+	 * written as it is */
 	int rc = ET_EXIT_OK;
-	/* a file is written beside and renamed into place (an old picture stays
-	 * whole if this one fails); a device or pipe is written as it is */
-	struct stat st;
-	bool regular = stat(out, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
-	char tmp[4096];
-	if (regular)
-		snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-	const char *path = regular ? tmp : out;
-	FILE *f = fopen(path, "w");
+	struct et_tool_out *t = malloc(sizeof *t);
+	FILE *f = t ? et_tool_out_open(t, out) : NULL;
+	if (!t)
+		et_tool_err("out of memory");
 	if (!f) {
-		et_tool_err("%s: %s", out, strerror(errno));
-		et_img_free(&im);
-		return ET_EXIT_BAD;
-	}
-	int bad = et_png_write(f, &im) != 0 || fflush(f) != 0;
-	int err = errno;
-	if (fclose(f) != 0 && !bad) {
-		bad = 1;
-		err = errno;
-	}
-	if (!bad && regular && rename(tmp, out) != 0) {
-		bad = 1;
-		err = errno;
-	}
-	if (bad) {
-		et_tool_err("%s: %s", out, strerror(err));
-		if (regular)
-			unlink(tmp);
+		rc = ET_EXIT_BAD;
+	} else if (et_png_write(f, &im) != 0) {
+		et_tool_out_error(out, &t->o, t->o.err ? t->o.err : errno ? errno : EIO);
+		et_tool_out_abort(t);
+		rc = ET_EXIT_BAD;
+	} else if (et_tool_out_close(t) != 0) {
 		rc = ET_EXIT_BAD;
 	}
+	free(t);
 	et_img_free(&im);
 	return rc;
 }
@@ -373,17 +360,18 @@ static int cmd_show(int argc, char **argv)
 	}
 	int rc = ET_EXIT_OK;
 	if (svg) {
-		FILE *f = fopen(svg, "w");
+		struct et_tool_out *t = malloc(sizeof *t);
+		FILE *f = t ? et_tool_out_open(t, svg) : NULL;
+		if (!t)
+			et_tool_err("out of memory");
 		if (!f) {
-			et_tool_err("%s: %s", svg, strerror(errno));
 			rc = ET_EXIT_BAD;
 		} else {
 			svg_heatmap(f, &p, W);
-			if (fclose(f) != 0) {
-				et_tool_err("%s: %s", svg, strerror(errno));
+			if (et_tool_out_close(t) != 0)
 				rc = ET_EXIT_BAD;
-			}
 		}
+		free(t);
 	}
 	if (png && png_heatmap(png, &p, W) != ET_EXIT_OK)
 		rc = ET_EXIT_BAD;
@@ -471,11 +459,12 @@ static int cmd_merge(int argc, char **argv)
 	}
 	if (n)
 		qsort(all, n, sizeof *all, by_obj_addr);
-	char tmp[4096];
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-	FILE *f = fopen(tmp, "w");
+	struct et_tool_out *t = malloc(sizeof *t);
+	FILE *f = t ? et_tool_out_open(t, out) : NULL;
 	if (!f) {
-		et_tool_err("%s: %s", out, strerror(errno));
+		if (!t)
+			et_tool_err("out of memory");
+		free(t);
 		free(all);
 		return ET_EXIT_BAD;
 	}
@@ -497,12 +486,9 @@ static int cmd_merge(int argc, char **argv)
 		i = j;
 	}
 	free(all);
-	if (fclose(f) != 0 || rename(tmp, out) != 0) {
-		et_tool_err("%s: %s", out, strerror(errno));
-		unlink(tmp);
-		return ET_EXIT_BAD;
-	}
-	return ET_EXIT_OK;
+	int rc = et_tool_out_close(t) == 0 ? ET_EXIT_OK : ET_EXIT_BAD;
+	free(t);
+	return rc;
 }
 
 /* ---- order: a function order for the linker, hottest first ----------- */

@@ -8,8 +8,8 @@
  * which file each executable mapping holds (with its build-id, Linux 5.12+);
  * each sample is attributed to (build-id, address in the object's own ELF
  * address space) through the object's program headers, and counted per
- * 64-byte granule.  When COMMAND exits, the profile is written (beside FILE,
- * renamed into place).  Samples in anonymous memory (JIT code, text moved
+ * 64-byte granule.  When COMMAND exits, the profile is written (by outfile.c's
+ * rules: a file beside FILE, renamed into place; a device or FIFO as it is).  Samples in anonymous memory (JIT code, text moved
  * by the library as copies) belong to no file and are counted as such.
  */
 #include "tool.h"
@@ -375,11 +375,12 @@ static int by_file_granule(const void *a, const void *b)
 
 static int write_profile(const char *out)
 {
-	char tmp[4096];
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-	FILE *f = fopen(tmp, "w");
+	struct et_tool_out *t = malloc(sizeof *t);
+	FILE *f = t ? et_tool_out_open(t, out) : NULL;
 	if (!f) {
-		et_tool_err("%s: %s", out, strerror(errno));
+		if (!t)
+			et_tool_err("out of memory");
+		free(t);
 		return -1;
 	}
 	/* one object per build-id: the same file mapped from two paths counts
@@ -435,12 +436,9 @@ static int write_profile(const char *out)
 		}
 	free(canon);
 	free(named);
-	if (fclose(f) != 0 || rename(tmp, out) != 0) {
-		et_tool_err("%s: %s", out, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	int rc = et_tool_out_close(t);
+	free(t);
+	return rc;
 }
 
 /* `--from-perf-script TEXT`: the output of
@@ -494,10 +492,11 @@ static int import_perf_script(const char *in, const char *out)
 		return ET_EXIT_BAD;
 	}
 	(void)lineno;
-	int rc = write_profile(out) == 0 ? ET_EXIT_OK : ET_EXIT_BAD;
+	if (write_profile(out) != 0)
+		return ET_EXIT_BAD;
 	fprintf(stderr, "enormoustext record: %llu samples (%llu outside any file) from %s written to %s\n",
 	        (unsigned long long)samples_total, (unsigned long long)samples_unknown, in, out);
-	return rc;
+	return ET_EXIT_OK;
 }
 
 /* ---- where perf_event_open is refused: the library's own timer ---------- */
@@ -811,8 +810,9 @@ int et_cmd_record(int argc, char **argv)
 	free(files);
 	free(counts);
 	free(slots);
-	fprintf(stderr, "enormoustext record: %llu samples (%llu outside any file) written to %s\n",
-	        (unsigned long long)samples_total, (unsigned long long)samples_unknown, out);
+	if (rc == 0)
+		fprintf(stderr, "enormoustext record: %llu samples (%llu outside any file) written to %s\n",
+		        (unsigned long long)samples_total, (unsigned long long)samples_unknown, out);
 	if (rc)
 		return rc;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

@@ -6,8 +6,9 @@
  * The command reuses the library's own modules (compiled into it, not
  * linked from libenormoustext.so): options.c for the option table and its
  * parsers, sysinfo.c for the sysfs readers and the `auto` backend order,
- * smaps.c for /proc/PID/smaps, plan.c for the window planner, util.c.  It
- * never compiles init.c or report.c, whose constructor would run in the
+ * smaps.c for /proc/PID/smaps, plan.c for the window planner, util.c, and
+ * outfile.c for every file it writes (output.c).  It never compiles init.c
+ * or report.c, whose constructor would run in the
  * command itself.
  *
  * Exit statuses, for every subcommand: 0 done; 1 an input was bad (a PID, a
@@ -85,6 +86,28 @@ char *et_tool_trim(char *s);
 long et_tool_read(const char *path, char *buf, size_t cap);
 /* Parse a non-negative decimal integer that fills the whole string. */
 int et_tool_parse_u64(const char *s, uint64_t *out);
+
+/* ------------------------------------------------------------ output */
+
+/* A file the command writes (-o, --png, --svg), by outfile.c's rules (see
+ * internal.h): a regular file is written beside and renamed in, so a
+ * failure leaves the old one whole; a device or FIFO is written as it is; a
+ * link is followed; anything else is refused.  Messages name the path as
+ * given, never a temporary. */
+struct et_tool_out {
+	struct et_out o;
+	FILE *f;
+	const char *name;
+};
+/* A stream into path, or NULL after one line naming path and why. */
+FILE *et_tool_out_open(struct et_tool_out *t, const char *path);
+/* Flush and put the file in place: 0, or -1 after one line naming it. */
+int et_tool_out_close(struct et_tool_out *t);
+/* Drop what was written: what is at the path stays as it was. */
+void et_tool_out_abort(struct et_tool_out *t);
+/* "enormoustext CMD: NAME: why" for a failed et_out_* call (o may be NULL:
+ * err, an errno or -errno, alone). */
+void et_tool_out_error(const char *name, const struct et_out *o, int err);
 
 /* ---------------------------------------------------------------- run */
 
