@@ -415,10 +415,14 @@ ET_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	return next(sig, act, old);
 }
 
-ET_EXPORT sighandler_fn signal(int sig, sighandler_fn handler)
+/* signal and the older ways to set a disposition (sysv_signal,
+ * bsd_signal, sigset): libc sets it inside them with its own sigaction,
+ * which the wrapper above does not see.  SIG_HOLD (sigset) blocks the
+ * signal rather than setting a handler: the timers stop all the same
+ * (their signals would only pile up). */
+static sighandler_fn set_handler(void **cache, const char *name, int sig, sighandler_fn handler)
 {
-	static void *real;
-	signal_fn next = (signal_fn)next_symbol(&real, "signal");
+	signal_fn next = (signal_fn)next_symbol(cache, name);
 	if (!next) {
 		errno = ENOSYS;
 		return SIG_ERR;
@@ -428,20 +432,17 @@ ET_EXPORT sighandler_fn signal(int sig, sighandler_fn handler)
 	return next(sig, handler);
 }
 
-/* The older ways to set a disposition: libc calls its own sigaction
- * inside them, which the wrapper above does not see. */
+ET_EXPORT sighandler_fn signal(int sig, sighandler_fn handler)
+{
+	static void *real;
+	return set_handler(&real, "signal", sig, handler);
+}
+
 #ifdef __GLIBC__
 ET_EXPORT sighandler_fn sysv_signal(int sig, sighandler_fn handler)
 {
 	static void *real;
-	signal_fn next = (signal_fn)next_symbol(&real, "sysv_signal");
-	if (!next) {
-		errno = ENOSYS;
-		return SIG_ERR;
-	}
-	if (sig == SIGPROF)
-		et_record_sigprof_change((const void *)handler);
-	return next(sig, handler);
+	return set_handler(&real, "sysv_signal", sig, handler);
 }
 #endif
 
@@ -450,27 +451,11 @@ ET_EXPORT sighandler_fn bsd_signal(int sig, sighandler_fn handler);
 ET_EXPORT sighandler_fn bsd_signal(int sig, sighandler_fn handler)
 {
 	static void *real;
-	signal_fn next = (signal_fn)next_symbol(&real, "bsd_signal");
-	if (!next) {
-		errno = ENOSYS;
-		return SIG_ERR;
-	}
-	if (sig == SIGPROF)
-		et_record_sigprof_change((const void *)handler);
-	return next(sig, handler);
+	return set_handler(&real, "bsd_signal", sig, handler);
 }
 
-/* SIG_HOLD blocks the signal rather than setting a handler: the timers
- * stop all the same (their signals would only pile up). */
 ET_EXPORT sighandler_fn sigset(int sig, sighandler_fn handler)
 {
 	static void *real;
-	signal_fn next = (signal_fn)next_symbol(&real, "sigset");
-	if (!next) {
-		errno = ENOSYS;
-		return SIG_ERR;
-	}
-	if (sig == SIGPROF)
-		et_record_sigprof_change((const void *)handler);
-	return next(sig, handler);
+	return set_handler(&real, "sigset", sig, handler);
 }
