@@ -1338,7 +1338,7 @@ static void restore_errno(int *saved)
 {
 	errno = *saved;
 }
-#define ET_KEEP_ERRNO __attribute__((cleanup(restore_errno))) int et_saved_errno_ = errno
+#define ET_KEEP_ERRNO __attribute__((cleanup(restore_errno), unused)) int et_saved_errno_ = errno
 
 struct stats_ctx {
 	struct enormoustext_stats st;
