@@ -158,19 +158,27 @@ static bool resolves_as_here(const char *file, const void *caller)
 	return true;
 }
 
-/* Which way the stub goes (see the top of this file).  errno is kept. */
-ET_HIDDEN void *et_dlopen_route(const char *file, int mode, const void *caller);
-__attribute__((used)) void *et_dlopen_route(const char *file, int mode, const void *caller)
+/* Which way a stub goes (see the top of this file): the loader's function
+ * `name` (cached in *real), our direct path, or `missing` when the loader
+ * has none.  A request that goes to the loader untouched asks for a pass
+ * later.  errno is kept. */
+static void *route(void **real, const char *name, void *direct, void *missing, const char *file,
+                   const void *caller)
 {
-	(void)mode;
 	int e = errno;
-	void *fn = next_symbol(&g_real_dlopen, "dlopen");
-	void *to = !fn ? (void *)dlopen_missing
-	         : resolves_as_here(file, caller) ? (void *)et_dlopen_direct : fn;
+	void *fn = next_symbol(real, name);
+	void *to = !fn ? missing : resolves_as_here(file, caller) ? direct : fn;
 	if (to == fn)
 		et_after_untracked_dlopen();
 	errno = e;
 	return to;
+}
+
+ET_HIDDEN void *et_dlopen_route(const char *file, int mode, const void *caller);
+__attribute__((used)) void *et_dlopen_route(const char *file, int mode, const void *caller)
+{
+	(void)mode;
+	return route(&g_real_dlopen, "dlopen", (void *)et_dlopen_direct, (void *)dlopen_missing, file, caller);
 }
 
 typedef void *(*dlmopen_fn)(Lmid_t, const char *, int);
@@ -208,18 +216,14 @@ void *et_dlmopen_direct(Lmid_t lmid, const char *file, int mode)
 
 /* The namespace is the caller's choice, the search the caller's own: the
  * same test as for dlopen.  A namespace reached through the loader's own
- * dlmopen is not looked at (no pass lists it). */
+ * dlmopen is moved by the next pass (init.c walks every namespace). */
 ET_HIDDEN void *et_dlmopen_route(Lmid_t lmid, const char *file, int mode, const void *caller);
 __attribute__((used)) void *et_dlmopen_route(Lmid_t lmid, const char *file, int mode, const void *caller)
 {
 	(void)lmid;
 	(void)mode;
-	int e = errno;
-	void *fn = next_symbol(&g_real_dlmopen, "dlmopen");
-	void *to = !fn ? (void *)dlmopen_missing
-	         : resolves_as_here(file, caller) ? (void *)et_dlmopen_direct : fn;
-	errno = e;
-	return to;
+	return route(&g_real_dlmopen, "dlmopen", (void *)et_dlmopen_direct, (void *)dlmopen_missing, file,
+	             caller);
 }
 
 /*
