@@ -10,7 +10,8 @@
  * Owns: instrumentation (one helper call per instruction-page change, an
  * inline instruction count per run of instructions), the per-thread TLB
  * state, the map of 2 MiB windows on huge pages (PAGEMAP_SCAN, or smaps +
- * kpageflags), the object names, and the per-process result records.
+ * kpageflags), the object names, the per-process result records and the
+ * snapshots asked for from outside (--snapshot-file).
  * Must never: call libc (a Valgrind tool has none: only VG_() functions),
  * change what the guest does, or keep a file descriptor open across guest
  * code (the guest must not see one more fd).
@@ -60,6 +61,7 @@ static Long clo_rescan_mi = 50;          /* full rescan every N million instruct
 static const HChar *clo_huge_source = "auto";
 static Long clo_objects = 12;
 static Bool clo_debug = False;
+static const HChar *clo_snapshot_file = NULL;
 
 static Bool et_process_cmd_line_option(const HChar *arg)
 {
@@ -68,7 +70,9 @@ static Bool et_process_cmd_line_option(const HChar *arg)
 	else if VG_BOOL_CLO(arg, "--json", clo_json) {}
 	else if VG_BINT_CLO(arg, "--rescan-interval", clo_rescan_mi, 0, 1000000) {}
 	else if VG_STR_CLO(arg, "--huge-source", clo_huge_source) {}
+	else if VG_XACT_CLO(arg, "--objects=all", clo_objects, ET_MAX_OBJS) {}
 	else if VG_BINT_CLO(arg, "--objects", clo_objects, 0, ET_MAX_OBJS) {}
+	else if VG_STR_CLO(arg, "--snapshot-file", clo_snapshot_file) {}
 	else if VG_BOOL_CLO(arg, "--debug", clo_debug) {}
 	else
 		return False;
@@ -90,7 +94,22 @@ static void et_print_usage(void)
 "                              where page sizes come from: PAGEMAP_SCAN on\n"
 "                              /proc/self/pagemap (Linux 6.7+), smaps (+\n"
 "                              kpageflags as root), or none (all 4 KiB) [auto]\n"
-"    --objects=N               objects listed in the text report [12]\n"
+"    --objects=N|all           objects listed in the text report [12]\n"
+"    --snapshot-file=FILE      watch FILE (%%p, %%q{VAR} as for --out): when it\n"
+"                              changes (inode, size, mtime or ctime), write a\n"
+"                              snapshot record labelled with its first line (64\n"
+"                              bytes at most, any but printable ASCII as '?'),\n"
+"                              as ITLBGRIND_SNAPSHOT does; nothing is reset.\n"
+"                              Looked at when a thread resumes guest code and\n"
+"                              20000 blocks ran since the last look (a busy\n"
+"                              thread resumes every 100000), at once after a\n"
+"                              call that waits (poll, select, epoll_wait,\n"
+"                              nanosleep, accept, wait4, ...), before an exec\n"
+"                              and at exit.  Its state at start-up is no\n"
+"                              snapshot; a forked child goes on from its\n"
+"                              parent's.  An empty file is taken as one being\n"
+"                              written; rename a new file over FILE to be sure\n"
+"                              that two quick writes are both seen\n"
 "    --debug=no|yes            log mapping events and rescans [no]\n");
 }
 
@@ -877,6 +896,168 @@ static ULong et_total_instrs(void)
 	return n;
 }
 
+/* ------------------------------------------------------------ the snapshot file */
+
+/* --snapshot-file: a harness asks for a snapshot of a process it cannot
+ * change by writing a label to a file.  The file's state (inode, size,
+ * mtime, ctime) is compared with the last one seen; a new state is a
+ * snapshot labelled with the file's first line.  The state when the tool
+ * starts is the baseline (a file left from before, or one an exec'd
+ * image's parent has already reported, is no snapshot); a forked child
+ * inherits its parent's.  An empty file is not taken as seen: `echo L >
+ * FILE` truncates before it writes, and the label comes with the write.
+ * The file is opened, read and closed within one check: no descriptor
+ * outlives it. */
+#define ET_SNAP_EVERY_BLOCKS 20000
+#define ET_SNAP_LABEL_MAX 64
+
+struct et_file_state {
+	Bool exists;
+	ULong dev, ino, mtime, mtime_nsec, ctime, ctime_nsec;
+	Long size;
+};
+
+static HChar *snap_path;                 /* clo_snapshot_file expanded, or NULL */
+static struct et_file_state snap_seen;
+static ULong next_snap_blocks;
+
+static void et_write_record(const HChar *ended, Int status);
+
+static void et_snap_stat(struct et_file_state *st)
+{
+	struct vg_stat sb;
+	VG_(memset)(st, 0, sizeof *st);
+	SysRes r = VG_(stat)(snap_path, &sb);
+	if (sr_isError(r))
+		return;
+	st->exists = True;
+	st->dev = sb.dev;
+	st->ino = sb.ino;
+	st->size = sb.size;
+	st->mtime = sb.mtime;
+	st->mtime_nsec = sb.mtime_nsec;
+	st->ctime = sb.ctime;
+	st->ctime_nsec = sb.ctime_nsec;
+}
+
+static Bool et_snap_same(const struct et_file_state *a, const struct et_file_state *b)
+{
+	if (a->exists != b->exists)
+		return False;
+	if (!a->exists)
+		return True;
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime == b->mtime &&
+	       a->mtime_nsec == b->mtime_nsec && a->ctime == b->ctime && a->ctime_nsec == b->ctime_nsec;
+}
+
+/* The path for this process: %p and %q{VAR} expanded, made absolute
+ * against the start-up directory (as --out is). */
+static void et_snap_path(void)
+{
+	if (!clo_snapshot_file)
+		return;
+	if (snap_path)
+		VG_(free)(snap_path);
+	snap_path = VG_(expand_file_name)("--snapshot-file", clo_snapshot_file);
+}
+
+/* The file's first line as a label: at most ET_SNAP_LABEL_MAX bytes, a
+ * byte outside printable ASCII written as '?'. */
+static void et_snap_label(HChar *label)
+{
+	label[0] = 0;
+	Int fd = et_open_ro(snap_path);
+	if (fd < 0)
+		return;
+	HChar buf[ET_SNAP_LABEL_MAX];
+	Int n = VG_(read)(fd, buf, (Int)sizeof buf);
+	VG_(close)(fd);
+	Int k = 0;
+	for (Int i = 0; i < n; i++) {
+		UChar c = (UChar)buf[i];
+		if (c == '\n')
+			break;
+		label[k++] = c >= 0x20 && c < 0x7f ? (HChar)c : '?';
+	}
+	if (k < n && k > 0 && buf[k - 1] == '\r')
+		k--;   /* the line ended (buf[k] is '\n') in CRLF */
+	label[k] = 0;
+}
+
+/* One check: a snapshot if the file is in a state not seen before. */
+static void et_snap_check(void)
+{
+	if (!snap_path)
+		return;
+	struct et_file_state st;
+	et_snap_stat(&st);
+	if (et_snap_same(&st, &snap_seen))
+		return;
+	if (st.exists && st.size == 0)
+		return;   /* being written: wait for its label */
+	snap_seen = st;
+	if (!st.exists)
+		return;
+	static HChar label[ET_SNAP_LABEL_MAX + 1];
+	et_snap_label(label);
+	if (clo_debug)
+		VG_(umsg)("itlbgrind: %s changed: snapshot '%s'\n", snap_path, label);
+	record_label = label;
+	et_write_record("snapshot", 0);
+	record_label = NULL;
+}
+
+static void et_snap_init(void)
+{
+	et_snap_path();
+	if (snap_path)
+		et_snap_stat(&snap_seen);
+}
+
+/* fork: the child keeps its parent's last-seen state, so a change the
+ * parent has reported is not reported again; a path with %p names
+ * another file in the child, whose state now is its baseline. */
+static void et_snap_atfork_child(void)
+{
+	if (!clo_snapshot_file)
+		return;
+	HChar *old = VG_(strdup)("itlb.snap", snap_path);
+	et_snap_path();
+	if (VG_(strcmp)(old, snap_path) != 0)
+		et_snap_stat(&snap_seen);
+	VG_(free)(old);
+	next_snap_blocks = 0;
+}
+
+/* System calls that wait for something (an idle server's): the first
+ * check after one returns comes at once, not after 20000 more blocks. */
+static Bool et_sys_waits(UInt sysno)
+{
+	switch (sysno) {
+	case __NR_poll:
+	case __NR_ppoll:
+	case __NR_select:
+	case __NR_pselect6:
+	case __NR_epoll_wait:
+	case __NR_epoll_pwait:
+#if defined(__NR_epoll_pwait2)
+	case __NR_epoll_pwait2:
+#endif
+	case __NR_nanosleep:
+	case __NR_clock_nanosleep:
+	case __NR_pause:
+	case __NR_rt_sigsuspend:
+	case __NR_rt_sigtimedwait:
+	case __NR_accept:
+	case __NR_accept4:
+	case __NR_wait4:
+	case __NR_waitid:
+		return True;
+	default:
+		return False;
+	}
+}
+
 /* ------------------------------------------------------------ scheduling */
 
 static Bool scanned_once;
@@ -889,6 +1070,10 @@ static void et_start_client_code(ThreadId tid, ULong blocks)
 		scanned_once = True;
 		et_rescan_all();
 		next_rescan_instrs = (ULong)clo_rescan_mi * 1000000ull;
+	}
+	if (snap_path && blocks >= next_snap_blocks) {
+		next_snap_blocks = blocks + ET_SNAP_EVERY_BLOCKS;
+		et_snap_check();
 	}
 	if (clo_rescan_mi && blocks >= next_check_blocks) {
 		next_check_blocks = blocks + 100000;
@@ -1016,8 +1201,6 @@ static Bool et_range_has_code(Addr lo, Addr hi)
 
 static Bool *pending_code;   /* per thread: the call's ranges held code before it */
 
-static void et_write_record(const HChar *ended, Int status);
-
 static void et_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nArgs)
 {
 	(void)nArgs;
@@ -1028,7 +1211,9 @@ static void et_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nArgs)
 	) {
 		/* The image ends here if the exec works: its record now, and the
 		 * counters start again (a failed exec goes on counting into a
-		 * second record; records of one process add up). */
+		 * second record; records of one process add up).  A change of
+		 * the snapshot file not yet seen is this image's, before. */
+		et_snap_check();
 		et_write_record("exec", 0);
 		et_reset_counts();
 		return;
@@ -1046,6 +1231,8 @@ static void et_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nArgs, S
 	(void)nArgs;
 	Bool was_code = pending_code[tid];
 	pending_code[tid] = False;
+	if (snap_path && et_sys_waits(sysno))
+		next_snap_blocks = 0;
 	if (sr_isError(res))
 		return;
 	Addr r[2][2];
@@ -1090,6 +1277,7 @@ static void et_atfork_child(ThreadId tid)
 	records_written = 0;
 	et_reset_counts();
 	et_flush_all_threads();
+	et_snap_atfork_child();
 }
 
 /* ------------------------------------------------------------ the record */
@@ -1430,6 +1618,7 @@ static void et_post_clo_init(void)
 		VG_(fmsg_bad_option)("--huge-source", "expected auto, pagemap-scan, smaps or none\n");
 	threads = VG_(calloc)("itlb.threads", VG_N_THREADS, sizeof *threads);
 	pending_code = VG_(calloc)("itlb.pending", VG_N_THREADS, sizeof *pending_code);
+	et_snap_init();
 }
 
 /* ITLBGRIND_SNAPSHOT(label): a record of the counts so far, nothing reset. */
@@ -1456,6 +1645,7 @@ static Bool et_client_request(ThreadId tid, UWord *args, UWord *ret)
 
 static void et_fini(Int exitcode)
 {
+	et_snap_check();
 	et_write_record("exit", exitcode);
 }
 

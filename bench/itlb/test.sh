@@ -19,7 +19,14 @@
 #    4 KiB answer for code that is on 2 MiB pages (the test can fail).
 # 3. Threads (one empty TLB per thread), fork (one record per process),
 #    exec (a record per image, appended to the same file), valid JSON.
-# 4. With --lib/--bigtext: bigtext plain and with libenormoustext.so
+# 4. --snapshot-file (built here with CC, else cc: a program that waits
+#    for the test between loops): a snapshot record labelled with the file's
+#    first line each time the test rewrites it, none for the file as it was
+#    at the start, none without the option, a forked child not reporting
+#    again what its parent did; the wrapper's short spellings --json,
+#    --model NAME, --per-object (all 16 libraries of a program listed),
+#    --children.
+# 5. With --lib/--bigtext: bigtext plain and with libenormoustext.so
 #    preloaded, twice each: identical counts run to run, the plain text on
 #    4 KiB pages, the preloaded windows seen as 2 MiB pages, fewer misses.
 # Exit 0 = all passed, 1 = a check failed, 2 = bad usage, 77 = cannot run here.
@@ -322,6 +329,273 @@ if "$ITLB" -q --json=yes --out="$tmp/dl.json" "$PAGES" --pages 8 --iters 10 --dl
 else
 	fail "dlopen run failed: $(tail -2 "$tmp/dl.stderr")"
 fi
+
+echo "== snapshots on request from outside (--snapshot-file), the wrapper's short options"
+# Test programs built here with the C compiler (CC, else cc): snapwait runs
+# a loop, marks where it is (DIR/at1, DIR/at2; the child of --fork DIR/at2c)
+# and polls (nanosleep) for the test's go-ahead (DIR/go1, DIR/go2) between
+# three loops of N iterations; manyobj calls into 16 shared libraries.
+CC=${CC:-cc}
+have_cc=0
+if command -v "$CC" >/dev/null; then
+	mkdir -p "$tmp/src"
+	cat > "$tmp/src/snapwait.c" <<'EOF'
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) static void work(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink += (unsigned long)i * 3;
+}
+
+static void path(char *p, size_t size, const char *dir, const char *name)
+{
+	snprintf(p, size, "%s/%s", dir, name);
+}
+
+static void mark(const char *dir, const char *name)
+{
+	char p[4096];
+	path(p, sizeof p, dir, name);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		perror(p);
+		exit(2);
+	}
+	close(fd);
+}
+
+static void wait_for(const char *dir, const char *name)
+{
+	char p[4096];
+	path(p, sizeof p, dir, name);
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	for (int k = 0; k < 12000; k++) {
+		if (access(p, F_OK) == 0)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	fprintf(stderr, "snapwait: no %s after 120 s\n", p);
+	exit(3);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: snapwait DIR N [--fork]\n");
+		return 2;
+	}
+	const char *dir = argv[1];
+	long n = atol(argv[2]);
+	int do_fork = argc > 3 && strcmp(argv[3], "--fork") == 0;
+	work(n);
+	mark(dir, "at1");
+	wait_for(dir, "go1");
+	pid_t child = do_fork ? fork() : -1;
+	work(n);
+	mark(dir, child == 0 ? "at2c" : "at2");
+	wait_for(dir, "go2");
+	work(n);
+	if (child > 0) {
+		int st;
+		if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			return 4;
+	}
+	return 0;
+}
+EOF
+	{
+		echo '#include <stdio.h>'
+		for k in $(seq 16); do echo "int many$k(int);"; done
+		echo 'int main(void) { int s = 0;'
+		for k in $(seq 16); do echo "s += many$k(s);"; done
+		echo 'printf("manyobj: %d\n", s); return 0; }'
+	} > "$tmp/src/manyobj.c"
+	have_cc=1
+	"$CC" -O1 -o "$tmp/snapwait" "$tmp/src/snapwait.c" 2> "$tmp/cc.err" || have_cc=0
+	libs=()
+	for k in $(seq 16); do
+		((have_cc)) || break
+		echo "int many$k(int x) { int s = x; for (int i = 0; i < 100; i++) s = s * 7 + $k; return s; }" > "$tmp/src/many$k.c"
+		"$CC" -O1 -shared -fPIC -o "$tmp/libmany$k.so" "$tmp/src/many$k.c" 2>> "$tmp/cc.err" || have_cc=0
+		libs+=(-lmany$k)
+	done
+	((have_cc)) && { "$CC" -O1 -o "$tmp/manyobj" "$tmp/src/manyobj.c" -L"$tmp" "${libs[@]}" -Wl,-rpath,"$tmp" \
+		2>> "$tmp/cc.err" || have_cc=0; }
+	((have_cc)) || fail "the test programs did not build with $CC: $(tail -3 "$tmp/cc.err")"
+else
+	echo "skip: no C compiler ($CC): the --snapshot-file and --per-object checks are left out"
+	skips=$((skips + 1))
+fi
+
+# wait_file PATH: up to 120 s for PATH to exist.
+wait_file() {
+	local k
+	for k in $(seq 1200); do [[ -e $1 ]] && return 0; sleep 0.1; done
+	return 1
+}
+# label_count DIR LABEL: records labelled LABEL in DIR/r.*.json.
+label_count() { cat "$1"/r.*.json 2>/dev/null | grep -cF "\"label\":\"$2\"" || true; }
+# wait_label DIR LABEL N: up to 120 s for N records labelled LABEL.
+wait_label() {
+	local k
+	for k in $(seq 1200); do (( $(label_count "$1" "$2") >= $3 )) && return 0; sleep 0.1; done
+	return 1
+}
+# records FILE STEM: one file per record (STEM.1.json, ...), flattened; prints their number.
+records() {
+	local k=0 line
+	while IFS= read -r line; do
+		k=$((k + 1))
+		printf '%s\n' "$line" > "$2.$k.json"
+		"$JSON_FLAT" "$2.$k.json" > "$2.$k.json.flat" 2> /dev/null || { echo "bad"; return; }
+	done < "$1"
+	echo $k
+}
+
+# snap_run NAME yes|no [--fork]: snapwait under the tool, with or without
+# --snapshot-file=DIR/snap.  The file is there from the start ("stale": the
+# baseline, no snapshot), is rewritten with "first label" while the program
+# waits at at1 and with 'second\001label' CRLF and a second line at at2;
+# the test waits for each snapshot record (with the option) before the
+# go-ahead, so each one falls in its wait.
+N=200000
+snap_run() {
+	local name=$1 opt=$2 fork=${3:-} d=$tmp/$1
+	rm -rf "$d"
+	mkdir -p "$d"
+	echo stale > "$d/snap"
+	local o=()
+	[[ $opt == yes ]] && o=(--snapshot-file="$d/snap")
+	"$ITLB" -q --json=yes --out="$d/r.%p.json" ${o[@]+"${o[@]}"} "$tmp/snapwait" "$d" $N $fork \
+		> "$d/stdout" 2> "$d/stderr" &
+	local pid=$! procs=1
+	[[ -n $fork ]] && procs=2
+	wait_file "$d/at1" || fail "$name: snapwait did not reach its first wait: $(tail -2 "$d/stderr")"
+	echo "first label" > "$d/snap"
+	if [[ $opt == yes ]]; then
+		wait_label "$d" "first label" 1 || fail "$name: no snapshot 'first label' 120 s after the file was written"
+	else
+		sleep 1
+	fi
+	touch "$d/go1"
+	wait_file "$d/at2" && { [[ -z $fork ]] || wait_file "$d/at2c"; } ||
+		fail "$name: snapwait did not reach its second wait: $(tail -2 "$d/stderr")"
+	printf 'second\001label\r\nnot the label\n' > "$d/snap"
+	if [[ $opt == yes ]]; then
+		wait_label "$d" "second?label" $procs || fail "$name: $(label_count "$d" "second?label") snapshots 'second?label' 120 s after the rewrite, expected $procs"
+	else
+		sleep 1
+	fi
+	touch "$d/go2"
+	wait $pid || fail "$name: the run exited $?: $(tail -2 "$d/stderr")"
+}
+
+if ((have_cc)); then
+	# One process: snapshots 'first label' and 'second?label', then the exit.
+	snap_run snapfile yes
+	d=$tmp/snapfile
+	files=("$d"/r.*.json)
+	if [[ ${#files[@]} == 1 && -f ${files[0]} ]] && n=$(records "${files[0]}" "$d/rec") && [[ $n == 3 ]]; then
+		e="$(jv "$d/rec.1.json" .ended)/$(jv "$d/rec.1.json" .label) $(jv "$d/rec.2.json" .ended)/$(jv "$d/rec.2.json" .label) $(jv "$d/rec.3.json" .ended)"
+		i1=$(jv "$d/rec.1.json" .instructions) i2=$(jv "$d/rec.2.json" .instructions) i3=$(jv "$d/rec.3.json" .instructions)
+		echo "  snapshot-file: records $e; instructions $i1, $i2, $i3"
+		[[ $e == "snapshot/first label snapshot/second?label exit" ]] && ok ||
+			fail "snapshot-file: records '$e', expected 'snapshot/first label snapshot/second?label exit'"
+		# The counters are not reset: each record holds the loops before it.
+		[[ $i1 -ge $N && $i2 -ge $i1 && $((i2 - i1)) -ge $N && $((i3 - i2)) -ge $N ]] && ok ||
+			fail "snapshot-file: instructions $i1, $i2, $i3 do not grow by the loop ($N iterations) between the records"
+	else
+		fail "snapshot-file: ${#files[@]} record files, ${n:-no} records; expected one file with 3 (two snapshots and the exit)"
+	fi
+	# Negative control: without the option the file is never read.
+	snap_run snapfile-off no
+	d=$tmp/snapfile-off
+	files=("$d"/r.*.json)
+	if [[ ${#files[@]} == 1 && -f ${files[0]} ]] && n=$(records "${files[0]}" "$d/rec") && [[ $n == 1 ]]; then
+		[[ $(jv "$d/rec.1.json" .ended) == exit && -z $(jv "$d/rec.1.json" .label) ]] && ok ||
+			fail "snapshot-file off: the one record is not the exit record"
+	else
+		fail "snapshot-file off: ${#files[@]} record files, ${n:-no} records; expected one file with the exit record only"
+	fi
+	# fork: the child reports 'second?label' but not 'first label', which
+	# its parent reported before the fork.
+	snap_run snapfile-fork yes --fork
+	d=$tmp/snapfile-fork
+	parent= child=
+	for f in "$d"/r.*.json; do
+		[[ -f $f ]] || continue
+		n=$(records "$f" "$f.rec")
+		if [[ $(jv "$f.rec.1.json" .forked) == true ]]; then child="$n"; cf=$f; else parent="$n"; pf=$f; fi
+	done
+	if [[ $parent == 3 && $child == 2 ]]; then
+		e="$(jv "$pf.rec.1.json" .label) $(jv "$pf.rec.2.json" .label) $(jv "$pf.rec.3.json" .ended)"
+		c="$(jv "$cf.rec.1.json" .label) $(jv "$cf.rec.2.json" .ended)"
+		echo "  snapshot-file, fork: parent '$e', child '$c'"
+		[[ $e == "first label second?label exit" && $c == "second?label exit" ]] && ok ||
+			fail "snapshot-file, fork: parent records '$e', child '$c'; expected 'first label second?label exit' and 'second?label exit'"
+	else
+		fail "snapshot-file, fork: parent ${parent:-no} records, child ${child:-no}; expected 3 and 2"
+	fi
+
+	# --per-object: every object that ran is listed; by default 12 are.
+	po() { # NAME OPTIONS...
+		local out=$tmp/$1.txt
+		shift
+		rm -f "$out"
+		"$ITLB" -q --out="$out" "$@" "$tmp/manyobj" > "$out.stdout" 2> "$out.stderr" || { fail "manyobj under the tool ($*) failed: $(tail -2 "$out.stderr")"; return 1; }
+		grep -q '^manyobj:' "$out.stdout" || { fail "manyobj ($*) printed nothing"; return 1; }
+	}
+	if po po-default && po po-all --per-object; then
+		nd=$(grep -c '/libmany[0-9]*\.so$' "$tmp/po-default.txt") na=$(grep -c '/libmany[0-9]*\.so$' "$tmp/po-all.txt")
+		echo "  per-object: the 16 libraries listed by default $nd, with --per-object $na"
+		[[ $nd -lt 16 ]] && grep -q 'more objects, see --objects=N' "$tmp/po-default.txt" && ok ||
+			fail "per-object: by default $nd of the 16 libraries listed, and no '(N more objects, see --objects=N' line"
+		[[ $na == 16 ]] && ! grep -q 'more objects, see --objects=N' "$tmp/po-all.txt" && ok ||
+			fail "per-object: --per-object lists $na of the 16 libraries: $(grep -o '(.*more objects, see[^;]*' "$tmp/po-all.txt")"
+	fi
+fi
+
+# The wrapper's short spellings: --json, --model NAME, --children.
+alias_run() { # NAME OPTIONS... -- COMMAND...
+	local out=$tmp/$1
+	shift
+	rm -f "$out".*
+	"$ITLB" -q --out="$out.%p.json" "$@" > "$out.stdout" 2> "$out.stderr" || { fail "itlb $* failed: $(tail -2 "$out.stderr")"; return 1; }
+}
+if alias_run al-json --json "$PAGES" --pages 8 --iters 1; then
+	f=$(ls "$tmp"/al-json.*.json | head -1)
+	flat "$f" && [[ $(jv "$f" .tool) == itlbgrind && $(jv "$f" .model) == goldencove ]] && ok ||
+		fail "itlb --json: the record is not JSON from itlbgrind with goldencove primary"
+fi
+for spelling in "--model zen4" "--model=zen4"; do
+	# shellcheck disable=SC2086
+	if alias_run al-model --json $spelling "$PAGES" --pages 8 --iters 1; then
+		f=$(ls "$tmp"/al-model.*.json | head -1)
+		flat "$f" && [[ $(jv "$f" .model) == zen4 && $(jv "$f" '.models[0].name') == zen4 && -z $(jv "$f" '.models[1].name') ]] && ok ||
+			fail "itlb $spelling: primary model '$(jv "$f" .model)', models '$(jv "$f" '.models[0].name') $(jv "$f" '.models[1].name')', expected zen4 alone"
+	fi
+done
+# --children: the command's own child (sh forks and execs itlb_pages) has records too.
+for spelling in "" --children; do
+	# shellcheck disable=SC2086
+	if alias_run al-children --json $spelling /bin/sh -c "'$PAGES' --pages 8 --iters 1; true"; then
+		n=$(cat "$tmp"/al-children.*.json | grep -c '"cmd":"[^"]*itlb_pages"' || true)
+		if [[ -n $spelling ]]; then
+			[[ $n -ge 1 ]] && ok || fail "itlb --children: no record of itlb_pages, the shell's child"
+		else
+			[[ $n == 0 ]] && ok || fail "itlb without --children: $n records of the shell's child"
+		fi
+	fi
+done
 
 if [[ -n $LIB && -n $BIGTEXT && -n $LIBBIGTEXT ]]; then
 	echo "== bigtext plain and with libenormoustext.so preloaded"
