@@ -60,15 +60,19 @@ mariadb_init() {
 		--skip-test-db >/dev/null 2>&1
 }
 
-# mariadb_start [VAR=VALUE...] — sets server_pid and startup (seconds until it answers)
+# mariadb_start [VAR=VALUE...] — sets server_pid and startup (seconds until
+# it answers).  server_wrap=(...) runs the server under a command (the iTLB
+# model), server_flags=(...) adds options, server_wait=N waits N/20 s (30 s).
+server_wrap=() server_flags=() server_wait=600
 mariadb_start() {
 	local t0 t1 sock
 	sock=$(db_sock)
 	t0=$(date +%s.%N)
-	env "$@" "$mysqld" --no-defaults --datadir="$(db_dir)" --socket="$sock" --skip-networking --user=root \
-		--innodb-buffer-pool-size=256M --skip-log-bin >"$W/db.log" 2>&1 &
+	env "$@" ${server_wrap[@]+"${server_wrap[@]}"} "$mysqld" --no-defaults --datadir="$(db_dir)" --socket="$sock" \
+		--skip-networking --user=root --innodb-buffer-pool-size=256M --skip-log-bin \
+		${server_flags[@]+"${server_flags[@]}"} >"$W/db.log" 2>&1 &
 	server_pid=$!
-	for _ in $(seq 600); do
+	for _ in $(seq "$server_wait"); do
 		mariadb-admin --no-defaults --socket="$sock" -uroot ping >/dev/null 2>&1 && break
 		sleep 0.05
 	done
