@@ -45,7 +45,9 @@ model_cmd() {
 	local name=$1
 	shift
 	rm -f "$W/model/$name".*
-	MODEL=("$model_itlb" -q --model=goldencove,zen4 --json=yes --out="$W/model/$name.%p.json")
+	# --no-aslr: set indices follow virtual addresses; with ASLR a server's
+	# second-level misses differ by up to 25% between two identical runs
+	MODEL=("$model_itlb" --no-aslr -q --model=goldencove,zen4 --json=yes --out="$W/model/$name.%p.json")
 	local o
 	for o in "$@"; do
 		case $o in
