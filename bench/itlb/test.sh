@@ -29,6 +29,10 @@
 # 5. With --lib/--bigtext: bigtext plain and with libenormoustext.so
 #    preloaded, twice each: identical counts run to run, the plain text on
 #    4 KiB pages, the preloaded windows seen as 2 MiB pages, fewer misses.
+# 6. payback on hand-made records and a report whose answers are worked out
+#    here: the cycles saved (each model at the costs in its estimate_basis),
+#    the move's cycles at --ghz, when it pays back; an object not moved not
+#    listed, one that saved nothing 'never'; bad input exits 2 naming the file.
 # Exit 0 = all passed, 1 = a check failed, 2 = bad usage, 77 = cannot run here.
 set -u
 
@@ -652,6 +656,116 @@ if [[ -n $LIB && -n $BIGTEXT && -n $LIBBIGTEXT ]]; then
 else
 	echo "(no --lib/--bigtext/--libbigtext: the preloaded-library check is left out)"
 fi
+
+echo "== payback: the cycles saved and the cost of the move, from hand-made records"
+# Two records (plain, preloaded) and a report with numbers whose answers are
+# worked out here: /opt/pb/bin/app moved (6 of its 8 MiB), libnot.so not
+# moved (it has misses to save, so listing it would show), libsame.so.1
+# moved but missing as often as before.  goldencove costs 8 cycles per
+# second-level hit and 30 per walk, zen4 here 5 and 50 (not the defaults).
+PAYBACK=$(dirname "${BASH_SOURCE[0]}")/payback
+pb=$tmp/pb
+mkdir -p "$pb"
+# pb_obj NAME INSTRUCTIONS TEXT HUGE, then per model (goldencove, zen4) the
+# L1 misses and the walks, each as 4K 2M.
+pb_obj() {
+	printf '{"name":"%s","instructions":%s,"text_bytes":%s,"huge_text_bytes":%s,"page_changes_4k":0,"page_changes_2m":0,"models":[' "$1" "$2" "$3" "$4"
+	printf '{"name":"goldencove","itlb_misses_4k":%s,"itlb_misses_2m":%s,"stlb_misses_4k":%s,"stlb_misses_2m":%s},' "$5" "$6" "$7" "$8"
+	printf '{"name":"zen4","itlb_misses_4k":%s,"itlb_misses_2m":%s,"stlb_misses_4k":%s,"stlb_misses_2m":%s}]}' "$9" "${10}" "${11}" "${12}"
+}
+# pb_record PID INSTRUCTIONS OBJECTS: a record with the real one's fields
+# (the per-model totals are not what payback reads).
+pb_record() {
+	printf '{"tool":"itlbgrind","format":1,"pid":%s,"ppid":1,"forked":false,"record":0,"cmd":"/opt/pb/bin/app","ended":"exit","exit_status":0,' "$1"
+	printf '"instructions":%s,"itlb_misses":0,"stlb_misses":0,"itlb_mpki":0,"stlb_mpki":0,"model":"goldencove","page_sizes_from":"pagemap-scan","threads":1,"models":[' "$2"
+	printf '{"name":"goldencove","itlb_misses":0,"stlb_hits":0,"stlb_misses":0,"estimated_cycles":0,"estimate_basis":"estimate only: 8 cycles per second-level hit and 30 per walk, assumed"},'
+	printf '{"name":"zen4","itlb_misses":0,"stlb_hits":0,"stlb_misses":0,"estimated_cycles":0,"estimate_basis":"estimate only: 5 cycles per second-level hit and 50 per walk, assumed"}],'
+	printf '"objects":[%s]}\n' "$3"
+}
+MiB=1048576
+pb_record 101 100000000 "$(pb_obj /opt/pb/bin/app 90000000 $((8 * MiB)) 0  1000000 0 100000 0  200000 0 20000 0),$(
+	pb_obj /opt/pb/lib/libnot.so 5000000 $((4 * MiB)) 0  300000 0 30000 0  300000 0 30000 0),$(
+	pb_obj /opt/pb/lib/libsame.so.1 5000000 $((4 * MiB)) 0  5000 0 500 0  5000 0 500 0)" > "$pb/plain.json"
+# Preloaded: the misses split between 4K and 2M pages (payback adds them);
+# a second record (a child) after the first, which payback must not read.
+{
+	pb_record 102 101898000 "$(pb_obj /opt/pb/bin/app 90000000 $((8 * MiB)) $((6 * MiB))  400 600 60 40  1500 500 150 50),$(
+		pb_obj /opt/pb/lib/libnot.so 5000000 $((4 * MiB)) 0  1000 0 100 0  1000 0 100 0),$(
+		pb_obj /opt/pb/lib/libsame.so.1 5000000 $((4 * MiB)) $((2 * MiB))  4000 1000 400 100  5000 1000 500 100)"
+	pb_record 103 1000 ""
+} > "$pb/pre.json"
+pb_robj() { # PATH TEXT HUGE TIME_NS
+	printf '    {"path": "%s", "build_id": "", "text_start": "0x0", "text_end": "0x0", "text_bytes": %s, "windows": %s, "windows_huge": %s, "eligible_bytes": %s, "remapped_bytes": %s, "huge_bytes": %s, "zero_copy_bytes": 0, "padded_bytes": 0, "backend": "thp", "time_ns": %s, "reasons": []}' \
+		"$1" "$2" $(($3 / MiB / 2)) $(($3 / MiB / 2)) "$3" "$3" "$3" "$4"
+}
+{
+	echo '{'
+	echo '  "version": "0.2.0", "pid": 104, "ran": true, "reason": "", "pmd_size": 2097152, "backend": "thp", "objects_huge": 2,'
+	echo '  "objects": ['
+	pb_robj /opt/pb/bin/app $((8 * MiB)) $((6 * MiB)) 1000000; echo ','
+	pb_robj /opt/pb/lib/libnot.so $((4 * MiB)) 0 0; echo ','
+	pb_robj /opt/pb/lib/libsame.so.1 $((4 * MiB)) $((2 * MiB)) 500000; echo
+	echo '  ]'
+	echo '}'
+} > "$pb/report.json"
+# The hand-made files must be JSON (the records one a line).
+head -1 "$pb/plain.json" > "$pb/plain.1.json"
+tail -1 "$pb/pre.json" > "$pb/pre.2.json"
+head -1 "$pb/pre.json" > "$pb/pre.1.json"
+for f in plain.1 pre.1 pre.2 report; do flat "$pb/$f.json"; done
+ITLB_JSON_FLAT=$JSON_FLAT "$PAYBACK" --ghz 2 "$pb/plain.json" "$pb/pre.json" "$pb/report.json" > "$pb/out" 2> "$pb/err"
+rc=$?
+sed 's/^/  | /' "$pb/out"
+[[ $rc == 0 ]] || fail "payback exited $rc: $(tail -2 "$pb/err")"
+# pb_row MODEL OBJECT: text MiB, huge MiB, saved Mcyc, move Mcyc, pays back
+# (the rest of the line) of OBJECT in MODEL's table.
+pb_row() {
+	awk -v m="$1" -v o="$2" '/^model / { cur = $2; next } cur == m && $1 == o {
+		r = $2 " " $3 " " $4 " " $5; for (k = 6; k <= NF; k++) r = r " " $k; print r }' "$pb/out"
+}
+# The app in goldencove: L1 misses that hit the STLB 1,000,000 - 100,000
+# plain, 1,000 - 100 preloaded; walks 100,000 and 100.  The move: 1 ms at
+# 2 GHz; it pays back after cost / saved of this run's instructions.
+saved=$(( (900000 - 900) * 8 + (100000 - 100) * 30 ))   # 10,189,800
+cost=$(( 1000000 * 2 ))
+want_saved=$(awk -v s=$saved 'BEGIN { printf "%.2f", s / 1e6 }')
+want_cost=$(awk -v c=$cost 'BEGIN { printf "%.2f", c / 1e6 }')
+want_pays=$(awk -v s=$saved -v c=$cost 'BEGIN { printf "%.3g (%.2f runs)", c / s * 101898000, c / s }')
+read -r t h s c p <<< "$(pb_row goldencove /opt/pb/bin/app)"
+echo "  payback: app in goldencove: text $t, huge $h MiB, saved $s Mcyc (expected $want_saved), move $c (expected $want_cost), pays back after $p (expected $want_pays)"
+[[ $t == 8.0 && $h == 6.0 ]] && ok || fail "payback: app text '$t' and huge '$h' MiB, expected 8.0 and 6.0"
+[[ $s == "$want_saved" ]] && ok || fail "payback: app in goldencove saved '$s' Mcyc, expected $want_saved"
+[[ $c == "$want_cost" ]] && ok || fail "payback: app's move '$c' Mcyc, expected $want_cost (1 ms at --ghz 2)"
+[[ $p == "$want_pays" ]] && ok || fail "payback: app in goldencove pays back after '$p', expected '$want_pays'"
+# zen4 at its own 5 and 50 (the defaults, 8 and 30, would give 2.02).
+zsaved=$(( ((200000 - 20000) - (2000 - 200)) * 5 + (20000 - 200) * 50 ))   # 1,881,000
+want_z=$(awk -v s=$zsaved 'BEGIN { printf "%.2f", s / 1e6 }')
+read -r t h s c p <<< "$(pb_row zen4 /opt/pb/bin/app)"
+[[ $s == "$want_z" ]] && ok || fail "payback: app in zen4 saved '$s' Mcyc, expected $want_z (5 cycles per hit and 50 per walk, its estimate_basis)"
+grep -q '^model zen4 (assumed: 5 cycles per second-level hit, 50 per walk; the move at 2 GHz)' "$pb/out" && ok ||
+	fail "payback: the zen4 table does not say 5 cycles per hit and 50 per walk at 2 GHz"
+# Not moved: not listed; moved and saving nothing (zen4: more misses): 'never'.
+n=$(grep -c 'libnot\.so' "$pb/out")
+[[ $n == 0 ]] && ok || fail "payback: libnot.so, not moved, is listed $n times"
+for model in goldencove zen4; do
+	read -r t h s c p <<< "$(pb_row $model /opt/pb/lib/libsame.so.1)"
+	[[ $c == 1.00 && $p == never* ]] && ok ||
+		fail "payback: libsame.so.1 in $model (saved '$s') moved at '$c' Mcyc pays back after '$p', expected 1.00 and 'never'"
+done
+# Bad input: exit 2 and a message naming the file.
+echo 'not JSON' > "$pb/notjson"
+pb_bad() { # WHAT FILE ARGS...
+	local what=$1 file=$2 rc
+	shift 2
+	ITLB_JSON_FLAT=$JSON_FLAT "$PAYBACK" "$@" > "$pb/bad.out" 2> "$pb/bad.err"
+	rc=$?
+	[[ $rc == 2 ]] && grep -qF "$file" "$pb/bad.err" && ok ||
+		fail "payback with $what: exit $rc (expected 2), said '$(head -2 "$pb/bad.err")' (expected the name $file)"
+}
+pb_bad "a missing report" "$pb/none.json" "$pb/plain.json" "$pb/pre.json" "$pb/none.json"
+pb_bad "a plain record that is not JSON" "$pb/notjson" "$pb/notjson" "$pb/pre.json" "$pb/report.json"
+pb_bad "a preloaded record that is not JSON" "$pb/notjson" "$pb/plain.json" "$pb/notjson" "$pb/report.json"
+pb_bad "a report that is not JSON" "$pb/notjson" "$pb/plain.json" "$pb/pre.json" "$pb/notjson"
 
 echo "== $checks checks passed, $failures failed, $skips skipped"
 ((failures == 0)) || exit 1
