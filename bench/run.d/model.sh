@@ -27,6 +27,9 @@ echo "suite,case,variant,model,instructions,itlb_misses,walks,itlb_mpki,walk_mpk
 
 model_init() {
 	apt_need valgrind || { model_why="valgrind is not installed"; return 0; }
+	# configured again: a build folder set up before valgrind was installed
+	# left the tool out
+	cmake -S "$root" -B "$b" >/dev/null 2>&1 || true
 	if ! cmake --build "$b" --target itlbgrind itlb_json_flat >"$W/model-build.log" 2>&1; then
 		model_why="itlbgrind did not build (see bench/itlb/CMakeLists.txt; log: $(tail -1 "$W/model-build.log"))"
 		return 0
@@ -59,9 +62,11 @@ model_cmd() {
 }
 
 # model_flat_line FILE N — the Nth record (a line) of FILE, flattened
+# (nothing for a line that is not a whole record).  The scratch file is in
+# $W, which only root writes: $W/model is open to the servers' users.
 model_flat_line() {
-	sed -n "${2}p" "$1" >"$W/model/one.json"
-	"$model_flat" "$W/model/one.json"
+	sed -n "${2}p" "$1" >"$W/model-one.json"
+	"$model_flat" "$W/model-one.json" 2>/dev/null || true
 }
 
 # model_fields — from a flattened record on stdin: "instr gc_l1 gc_walks z_l1 z_walks huge text label"
@@ -76,7 +81,9 @@ model_fields() {
 		$1 == ".label" { lab = $3 }
 		END {
 			for (k in nm) { if (nm[k] == "goldencove") g = k; if (nm[k] == "zen4") z = k }
-			printf "%s %s %s %s %s %s %s %s\n", i, l1[g], w[g], l1[z], w[z], h, t, (lab == "" ? "-" : lab)
+			if (i == "") exit    # not a record
+			gsub(/[ \t]/, "_", lab)
+			printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f %s\n", i, l1[g] + 0, w[g] + 0, l1[z] + 0, w[z] + 0, h, t, (lab == "" ? "-" : lab)
 		}'
 }
 
@@ -96,8 +103,9 @@ model_take() {
 		for f in "${files[@]}"; do
 			n=$(wc -l <"$f")
 			for k in $(seq "$n"); do
-				read -r i g1 gw z1 zw h t lab < <(model_flat_line "$f" "$k" | model_fields)
-				if [[ -n $i ]] && ((i > bi)); then bi=$i best="$i $g1 $gw $z1 $zw $h $t"; fi
+				i=""
+				read -r i g1 gw z1 zw h t lab < <(model_flat_line "$f" "$k" | model_fields) || true
+				if [[ $i =~ ^[0-9]+$ ]] && ((i > bi)); then bi=$i best="$i $g1 $gw $z1 $zw $h $t"; fi
 			done
 		done
 	else
@@ -108,7 +116,8 @@ model_take() {
 		for f in "${files[@]}"; do
 			n=$(wc -l <"$f")
 			for k in $(seq "$n"); do
-				line=$(model_flat_line "$f" "$k" | model_fields)
+				line=$(model_flat_line "$f" "$k" | model_fields) || true
+				[[ $line =~ ^[0-9]+\  ]] || continue
 				lab=${line##* }
 				[[ $lab == "$a" ]] && ra=$line
 				[[ $lab == "$bl" ]] && rb=$line
@@ -127,12 +136,12 @@ model_take() {
 	read -r i g1 gw z1 zw h t <<<"$best"
 	awk -v s="$suite" -v c="$case" -v v="$variant" -v i="$i" -v g1="$g1" -v gw="$gw" -v z1="$z1" -v zw="$zw" \
 	    -v h="$h" -v t="$t" 'BEGIN {
-		k = i / 1000
-		printf "%s,%s,%s,goldencove,%d,%d,%d,%.4f,%.4f,%.1f,%.1f\n", s, c, v, i, g1, gw, g1 / k, gw / k, h / 1048576, t / 1048576
-		printf "%s,%s,%s,zen4,%d,%d,%d,%.4f,%.4f,%.1f,%.1f\n", s, c, v, i, z1, zw, z1 / k, zw / k, h / 1048576, t / 1048576
+		k = i > 0 ? i / 1000 : 1    # %.0f, not %d: mawk caps %d at 2^31 - 1
+		printf "%s,%s,%s,goldencove,%.0f,%.0f,%.0f,%.4f,%.4f,%.1f,%.1f\n", s, c, v, i, g1, gw, g1 / k, gw / k, h / 1048576, t / 1048576
+		printf "%s,%s,%s,zen4,%.0f,%.0f,%.0f,%.4f,%.4f,%.1f,%.1f\n", s, c, v, i, z1, zw, z1 / k, zw / k, h / 1048576, t / 1048576
 	}' >>"$mcsv"
 	awk -v v="$variant" -v i="$i" -v g1="$g1" -v gw="$gw" -v z1="$z1" -v zw="$zw" -v h="$h" 'BEGIN {
-		k = i / 1000
+		k = i > 0 ? i / 1000 : 1
 		printf "   model %-10s %6.2f G instr; goldencove L1 %.3f MPKI, walks %.4f MPKI; zen4 L1 %.3f, walks %.4f; %.0f MiB text huge\n",
 			v, i / 1e9, g1 / k, gw / k, z1 / k, zw / k, h / 1048576
 	}'
