@@ -3,6 +3,9 @@
 # through ctest; see README.md in this folder).  Each test links
 # sample.c with a linker and reads the program headers back:
 #
+#   alone.bfd alone.lld         -T enormous.ld and nothing else: PIE, non-PIE,
+#                               shared library, -static, -static-pie
+#   alone.aarch64               the same, cross-linked for aarch64 (bfd, lld)
 #   layout.bfd layout.lld       -T enormous.ld + -z max-page-size=0x200000
 #                               -z separate-code: PIE, non-PIE, shared library
 #   layout.aarch64              the same, cross-linked for aarch64 (bfd, lld)
@@ -37,6 +40,8 @@ link() {
 	pie) k=(-fPIE -pie) ;;
 	nopie) k=(-fno-PIE -no-pie) ;;
 	dso) k=(-fPIC -shared -DSAMPLE_DSO) ;;
+	static) k=(-fno-PIE -static) ;;
+	static-pie) k=(-fPIE -static-pie) ;;
 	esac
 	echo "-- $cc -O2 ${k[*]} $* -o $out"
 	"$cc" -O2 "${k[@]}" "$LT_SOURCE" "$@" -o "$W/$out" >"$W/$out.log" 2>&1
@@ -53,7 +58,11 @@ loads() {
 		while read -r o v fs ms f a; do echo "$((o)) $((v)) $((fs)) $((ms)) $f $((a))"; done
 }
 
-# check FILE strict|flags — the layout rules; prints the program headers.
+# check FILE strict|alone|flags — the layout rules; prints the program
+# headers.  strict: the script with the -z flags (every segment 2 MiB
+# p_align); alone: the script only (the executable segment's p_align is
+# 2 MiB, the others keep the default: the kernel and the loader align the
+# load base to the largest one); flags: the flags without the script.
 check() {
 	local file=$1 mode=$2 nx=0 xo xv xf xm xa o v fs ms f a
 	echo "-- program headers of $(basename "$file"):"
@@ -68,14 +77,14 @@ check() {
 	[ "$xa" -ge $H ] || fail "$(basename "$file"): the executable segment's p_align is $xa, expected >= $H"
 	[ $((xv % H)) -eq 0 ] || fail "$(basename "$file"): the executable segment starts at $(printf %#x "$xv"), not 2 MiB-aligned"
 	[ $(((xv - xo) % H)) -eq 0 ] || fail "$(basename "$file"): address and file offset differ modulo 2 MiB"
-	if [ "$mode" = strict ]; then
+	if [ "$mode" = strict ] || [ "$mode" = alone ]; then
 		[ $((xo % H)) -eq 0 ] || fail "$(basename "$file"): the executable segment's file offset $(printf %#x "$xo") is not 2 MiB-aligned"
 		[ $(((xv + xm) % H)) -eq 0 ] || fail "$(basename "$file"): the executable segment ends at $(printf %#x $((xv + xm))), not on a 2 MiB boundary (not padded)"
 		[ "$xf" -eq "$xm" ] || fail "$(basename "$file"): p_filesz $xf != p_memsz $xm: the padding is not in the file"
 		local lo=$xv hi=$((xv + xm))
 		while read -r o v fs ms f a; do
 			case $f in *E*) continue ;; esac
-			[ "$a" -ge $H ] || fail "$(basename "$file"): a LOAD segment has p_align $a < $H"
+			[ "$mode" = alone ] || [ "$a" -ge $H ] || fail "$(basename "$file"): a LOAD segment has p_align $a < $H"
 			local s=$((v & ~(H - 1))) e=$(((v + ms + H - 1) & ~(H - 1)))
 			[ $e -le $lo ] || [ $s -ge $hi ] ||
 				fail "$(basename "$file"): the $f segment at $(printf %#x "$v") shares a 2 MiB window with the executable segment"
@@ -111,6 +120,48 @@ layout.bfd | layout.lld)
 	# what the layout costs in file size, for the README
 	link plain-pie "$LT_CC" pie -fuse-ld="$L"
 	echo "-- file size: $(stat -c %s "$W/plain-pie") bytes by default, $(stat -c %s "$W/sample-pie") with enormous.ld"
+	;;
+
+alone.bfd | alone.lld)
+	L=${T#alone.}
+	[ "$L" = lld ] && ! have_lld && skip "no lld here (Debian: apt-get install lld)"
+	for kind in pie nopie dso static static-pie; do
+		out=sample-$kind
+		[ $kind = dso ] && out=libsample.so
+		link "$out" "$LT_CC" $kind -fuse-ld="$L" "${SCRIPT[@]}" -Wl,--fatal-warnings
+		check "$W/$out" alone
+		if [ $kind != dso ]; then
+			"$W/$out" | grep -q '^sample ' || fail "$out does not run"
+		fi
+	done
+	# a program that uses the library: loaded, it runs
+	printf '%s\n' 'int sample_hot(int); int main(void) { return sample_hot(1) == 0; }' >"$W/use.c"
+	echo "-- $LT_CC -fuse-ld=$L use.c -L. -lsample (the library linked with the script alone)"
+	"$LT_CC" -fuse-ld="$L" "$W/use.c" -L"$W" -lsample -Wl,-rpath,"$W" -o "$W/use" >"$W/use.log" 2>&1 ||
+		fail "linking a program against libsample.so failed: $(head -2 "$W/use.log")"
+	"$W/use" || fail "a program using libsample.so (the script alone) did not run"
+	link plain-pie "$LT_CC" pie -fuse-ld="$L"
+	echo "-- file size: $(stat -c %s "$W/plain-pie") bytes by default, $(stat -c %s "$W/sample-pie") with enormous.ld alone"
+	;;
+
+alone.aarch64)
+	CC64=aarch64-linux-gnu-gcc
+	command -v $CC64 >/dev/null || skip "no $CC64 here (Debian: apt-get install gcc-aarch64-linux-gnu)"
+	for kind in pie nopie dso; do
+		out=a64-$kind
+		link "$out" $CC64 $kind "${SCRIPT[@]}" -Wl,--fatal-warnings
+		readelf -h "$W/$out" | grep -q 'AArch64' || fail "$out is not an aarch64 file"
+		check "$W/$out" alone
+	done
+	if command -v ld.lld >/dev/null; then
+		mkdir "$W/lldbin" && ln -s "$(command -v ld.lld)" "$W/lldbin/ld.lld"
+		for kind in pie dso; do
+			link "a64-lld-$kind" $CC64 $kind -B"$W/lldbin" -fuse-ld=lld "${SCRIPT[@]}" -Wl,--fatal-warnings
+			check "$W/a64-lld-$kind" alone
+		done
+	else
+		echo "-- (no ld.lld: the aarch64 lld links are not checked)"
+	fi
 	;;
 
 layout.aarch64)
