@@ -3,15 +3,16 @@
 #
 #   find_package(enormoustext REQUIRED)
 #   add_executable(app main.c)
-#   enormoustext_huge_text(app)                # script + flags + -lenormoustext
+#   enormoustext_huge_text(app)                # the script + -lenormoustext
 #   enormoustext_huge_text(plugin NO_LINK)     # a shared library: layout only
 #   enormoustext_huge_text(app LINKER gold)    # say which linker, when CMake
 #                                              # cannot see it in the flags
 #
-# With GNU ld (bfd) and lld: -T enormous.ld -z max-page-size=0x200000
-# -z separate-code.  gold cannot take the script (it has no INSERT): there,
-# the flags alone (-z max-page-size=0x200000), and the library pads the
-# text's last window at run time.  The linker is found from -fuse-ld= in the
+# With GNU ld (bfd) and lld: -T enormous.ld alone (it aligns, pads and
+# makes the text congruent by itself).  gold and mold cannot take the
+# script: there, the flags alone (-z max-page-size=0x200000, plus
+# -z separate-code for mold), and the library pads the text's last window
+# at run time.  The linker is found from -fuse-ld= in the
 # target's LINK_OPTIONS and CMAKE_<LANG>_FLAGS / CMAKE_EXE_LINKER_FLAGS /
 # CMAKE_SHARED_LINKER_FLAGS, else it is the compiler's default (bfd on
 # Debian).
@@ -40,12 +41,13 @@ function(enormoustext_huge_text target)
   endif()
   if(linker STREQUAL "gold")
     target_link_options(${target} PRIVATE "LINKER:-z,max-page-size=0x200000")
+  elseif(linker STREQUAL "mold")
+    target_link_options(${target} PRIVATE "LINKER:-z,max-page-size=0x200000" "LINKER:-z,separate-code")
   elseif(linker STREQUAL "bfd" OR linker STREQUAL "lld" OR linker STREQUAL "ld")
-    target_link_options(${target} PRIVATE "LINKER:-z,max-page-size=0x200000"
-      "LINKER:-z,separate-code" "LINKER:-T,${ENORMOUSTEXT_LINKER_SCRIPT}")
+    target_link_options(${target} PRIVATE "LINKER:-T,${ENORMOUSTEXT_LINKER_SCRIPT}")
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${ENORMOUSTEXT_LINKER_SCRIPT}")
   else()
-    message(FATAL_ERROR "enormoustext_huge_text: linker '${linker}' is not bfd, lld or gold")
+    message(FATAL_ERROR "enormoustext_huge_text: linker '${linker}' is not bfd, lld, gold or mold")
   endif()
   if(NOT ET_NO_LINK)
     if(TARGET enormoustext::enormoustext)
