@@ -104,6 +104,31 @@ check() {
 
 have_lld() { "$LT_CC" -fuse-ld=lld -x c - -o "$W/lldprobe" >/dev/null 2>&1 <<<'int main(void){return 0;}'; }
 
+# aarch64_links MODE LDFLAGS... — sample.c cross-linked for aarch64 (bfd:
+# PIE, non-PIE, shared library; lld, found through -B: PIE, shared
+# library), each checked in MODE
+aarch64_links() {
+	local mode=$1 kind out CC64=aarch64-linux-gnu-gcc
+	shift
+	command -v $CC64 >/dev/null || skip "no $CC64 here (Debian: apt-get install gcc-aarch64-linux-gnu)"
+	for kind in pie nopie dso; do
+		out=a64-$kind
+		link "$out" $CC64 $kind "$@" -Wl,--fatal-warnings
+		readelf -h "$W/$out" | grep -q 'AArch64' || fail "$out is not an aarch64 file"
+		check "$W/$out" "$mode"
+	done
+	if command -v ld.lld >/dev/null; then
+		# the cross compiler finds lld through -B (it looks for ld.lld there)
+		mkdir "$W/lldbin" && ln -s "$(command -v ld.lld)" "$W/lldbin/ld.lld"
+		for kind in pie dso; do
+			link "a64-lld-$kind" $CC64 $kind -B"$W/lldbin" -fuse-ld=lld "$@" -Wl,--fatal-warnings
+			check "$W/a64-lld-$kind" "$mode"
+		done
+	else
+		echo "-- (no ld.lld: the aarch64 lld links are not checked)"
+	fi
+}
+
 case $T in
 layout.bfd | layout.lld)
 	L=${T#layout.}
@@ -144,46 +169,9 @@ alone.bfd | alone.lld)
 	echo "-- file size: $(stat -c %s "$W/plain-pie") bytes by default, $(stat -c %s "$W/sample-pie") with enormous.ld alone"
 	;;
 
-alone.aarch64)
-	CC64=aarch64-linux-gnu-gcc
-	command -v $CC64 >/dev/null || skip "no $CC64 here (Debian: apt-get install gcc-aarch64-linux-gnu)"
-	for kind in pie nopie dso; do
-		out=a64-$kind
-		link "$out" $CC64 $kind "${SCRIPT[@]}" -Wl,--fatal-warnings
-		readelf -h "$W/$out" | grep -q 'AArch64' || fail "$out is not an aarch64 file"
-		check "$W/$out" alone
-	done
-	if command -v ld.lld >/dev/null; then
-		mkdir "$W/lldbin" && ln -s "$(command -v ld.lld)" "$W/lldbin/ld.lld"
-		for kind in pie dso; do
-			link "a64-lld-$kind" $CC64 $kind -B"$W/lldbin" -fuse-ld=lld "${SCRIPT[@]}" -Wl,--fatal-warnings
-			check "$W/a64-lld-$kind" alone
-		done
-	else
-		echo "-- (no ld.lld: the aarch64 lld links are not checked)"
-	fi
-	;;
+alone.aarch64) aarch64_links alone "${SCRIPT[@]}" ;;
 
-layout.aarch64)
-	CC64=aarch64-linux-gnu-gcc
-	command -v $CC64 >/dev/null || skip "no $CC64 here (Debian: apt-get install gcc-aarch64-linux-gnu)"
-	for kind in pie nopie dso; do
-		out=a64-$kind
-		link "$out" $CC64 $kind "${FLAGS[@]}" "${SCRIPT[@]}" -Wl,--fatal-warnings
-		readelf -h "$W/$out" | grep -q 'AArch64' || fail "$out is not an aarch64 file"
-		check "$W/$out" strict
-	done
-	if command -v ld.lld >/dev/null; then
-		# the cross compiler finds lld through -B (it looks for ld.lld there)
-		mkdir "$W/lldbin" && ln -s "$(command -v ld.lld)" "$W/lldbin/ld.lld"
-		for kind in pie dso; do
-			link "a64-lld-$kind" $CC64 $kind -B"$W/lldbin" -fuse-ld=lld "${FLAGS[@]}" "${SCRIPT[@]}" -Wl,--fatal-warnings
-			check "$W/a64-lld-$kind" strict
-		done
-	else
-		echo "-- (no ld.lld: the aarch64 lld links are not checked)"
-	fi
-	;;
+layout.aarch64) aarch64_links strict "${FLAGS[@]}" "${SCRIPT[@]}" ;;
 
 alternative.bfd | alternative.lld | alternative.gold)
 	L=${T#alternative.}
