@@ -461,7 +461,7 @@ static void summarise(struct et_run *run)
 				if (o->reason == ET_R_NONE)
 					o->reason = w->reason;
 				if (w->reason != ET_R_NONE)
-					o->reason_mask |= 1u << w->reason;
+					o->reason_mask |= 1ull << w->reason;
 				if (!o->err)
 					o->err = w->err;
 			}
@@ -650,6 +650,21 @@ static void run_pipeline(struct et_run *run)
 		et_sysinfo_read_pmd(&run->si, "/");
 	ET_MARK(run, "pmd size");
 	const uint64_t H = run->si.pmd_size;
+	if (!et_pmd_size_usable(H)) {
+		/* 64 KiB-page arm64 kernels: 512 MiB windows.  Nothing is
+		 * planned, so nothing is copied, padded or touched. */
+		for (size_t i = 0; i < run->nobjs; i++) {
+			struct et_object *o = &run->objs[i];
+			o->first_window = 0;
+			o->nwindows = 0;
+			classify_object(run, o);
+			if (o->skip == ET_R_NONE)
+				o->skip = ET_R_PMD_TOO_LARGE;
+			o->reason = o->skip;
+		}
+		run->reason = ET_R_PMD_TOO_LARGE;
+		return;
+	}
 
 	size_t total = 0;
 	for (size_t i = 0; i < run->nobjs; i++) {

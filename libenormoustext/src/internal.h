@@ -204,10 +204,11 @@ enum et_reason {
 	ET_R_SMAPS,           /* /proc/self/smaps could not be read (memory or access) */
 	ET_R_FORKED,          /* forked while another thread ran a pass: the child's table is empty */
 	ET_R_RLIMIT_AS,       /* RLIMIT_AS leaves too little address space to work in */
+	ET_R_PMD_TOO_LARGE,   /* huge pages larger than ET_PMD_MAX (64 KiB-page arm64: 512 MiB) */
 	ET_R__COUNT
 };
 /* reason_mask holds one bit per reason */
-_Static_assert(ET_R__COUNT <= 32, "more reasons than reason_mask has bits");
+_Static_assert(ET_R__COUNT <= 64, "more reasons than reason_mask has bits");
 ET_HIDDEN const char *et_reason_text(enum et_reason r);
 
 struct et_object {
@@ -233,7 +234,7 @@ struct et_object {
 	size_t kinds_len;
 	enum et_backend backend;      /* most used */
 	enum et_reason reason;        /* why something stayed small (the first reason) */
-	uint32_t reason_mask;         /* every reason a window stayed small (1 << reason) */
+	uint64_t reason_mask;         /* every reason a window stayed small (1 << reason) */
 	int err;                      /* errno of the first window that failed, 0 if none */
 };
 
@@ -254,6 +255,12 @@ ET_HIDDEN bool et_object_still_mapped(const struct et_object *o);
 /* A size no PMD can be smaller than on this architecture, known without a
  * system call (0 when there is no such knowledge). */
 ET_HIDDEN uint64_t et_pmd_size_floor(void);
+/* The largest PMD size the library works with: 32 MiB (arm64 with 16 KiB
+ * pages).  Above it (arm64 with 64 KiB pages: 512 MiB) a window is larger
+ * than nearly all program text and a padded or copied one would cost
+ * hundreds of MiB: nothing is moved, and the report says why. */
+#define ET_PMD_MAX (32ull << 20)
+ET_HIDDEN bool et_pmd_size_usable(uint64_t pmd);
 
 /* --------------------------------------------------------------------- plan */
 

@@ -227,3 +227,8 @@ uint64_t et_pmd_size_floor(void)
 #endif
 	return 0;
 }
+
+bool et_pmd_size_usable(uint64_t pmd)
+{
+	return pmd > 0 && pmd <= ET_PMD_MAX;
+}

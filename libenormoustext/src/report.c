@@ -48,6 +48,7 @@ static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_SMAPS] = "could not read /proc/self/smaps",
 	[ET_R_FORKED] = "forked while another thread ran a pass: this child lists nothing",
 	[ET_R_RLIMIT_AS] = "RLIMIT_AS leaves too little address space: nothing done",
+	[ET_R_PMD_TOO_LARGE] = "huge pages larger than 32 MiB: too large for text, nothing done",
 };
 
 const char *et_reason_text(enum et_reason r)
@@ -284,18 +285,18 @@ static int report_json(const struct et_run *run, const char *path_in, struct et_
 		}
 		jw_lit(&j, "\"reasons\": [");
 		/* Every distinct reason: the object's own, then its windows'. */
-		uint32_t mask = o->reason_mask;
+		uint64_t mask = o->reason_mask;
 		bool first = true;
 		if (o->skip != ET_R_NONE) {
 			jw_str(&j, et_reason_text(o->skip));
-			mask &= ~(1u << o->skip);
+			mask &= ~(1ull << o->skip);
 			first = false;
 		} else if (o->nwindows == 0) {
 			jw_str(&j, et_reason_text(ET_R_NO_WINDOW));
 			first = false;
 		}
 		for (int r = 1; r < ET_R__COUNT; r++) {
-			if (!(mask & (1u << r)))
+			if (!(mask & (1ull << r)))
 				continue;
 			if (!first)
 				jw_lit(&j, ", ");

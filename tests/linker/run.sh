@@ -12,9 +12,17 @@
 #   alternative.bfd .lld .gold  the flag-only layout, without the script
 #                               (lld also with -z separate-loadable-segments)
 #   gold.script                 gold cannot take the script (no INSERT)
+#   runtime.bfd runtime.lld     -T enormous.ld alone, gcc and clang drivers,
+#                               PIE, non-PIE, shared library, -static,
+#                               -static-pie, run with the library (preloaded,
+#                               or libenormoustext.a for the static ones):
+#                               the share of the executable segment on huge
+#                               pages, read from smaps, must be 100%
 #
 # Environment (from CMakeLists.txt): LT_CC (the C compiler), LT_SCRIPT
-# (enormous.ld), LT_SOURCE (sample.c), LT_WORK_ROOT.
+# (enormous.ld), LT_SOURCE (sample.c), LT_WORK_ROOT; for runtime.*:
+# LT_PRELOAD (libenormoustext.so), LT_STATIC (libenormoustext.a), LT_CLANG
+# (clang, or empty).
 # Exit: 0 pass, 1 fail, 77 skip (a linker or cross compiler is missing).
 set -u
 T=${1:?usage: run.sh TEST}
@@ -100,6 +108,46 @@ check() {
 	else
 		echo "   ok: text starts 2 MiB-aligned at $(printf %#x "$xv"), p_align $(printf %#x "$xa"), congruent; ends at $(printf %#x $((xv + xm))) ($(((xv + xm) % H)) bytes into its last window)"
 	fi
+}
+
+# huge_share SMAPS START END — kB of [START, END) on huge pages (PMD-mapped
+# anonymous or file memory, or hugetlb) in a copy of /proc/PID/smaps, and
+# the range's size in kB: "HUGE_KB SIZE_KB"
+huge_share() {
+	awk -v s="$2" -v e="$3" '
+	function hex(x,   i, c, v) { v = 0; x = tolower(x)
+		for (i = 1; i <= length(x); i++) { c = index("0123456789abcdef", substr(x, i, 1)) - 1; v = v * 16 + c }
+		return v }
+	/^[0-9a-f]+-[0-9a-f]+ / { split($1, r, "-"); ms = hex(r[1]); me = hex(r[2]); inr = ms < e && me > s; next }
+	inr && ($1 == "AnonHugePages:" || $1 == "FilePmdMapped:" || $1 == "Shared_Hugetlb:" || $1 == "Private_Hugetlb:") {
+		# an entry reaching past the range counts no more than its overlap
+		lo = ms > s ? ms : s; hi = me < e ? me : e; v = $2; if (v > (hi - lo) / 1024) v = (hi - lo) / 1024; huge += v }
+	END { printf "%d %d\n", huge, (e - s) / 1024 }' "$1"
+}
+
+# run_huge NAME FILE(the object with the text) RUN... — runs RUN with
+# SAMPLE_SMAPS set; from the hot function's address and FILE's program
+# headers, the executable segment's range at run time; its huge share from
+# the smaps copy must be 100%.  Prints one row of the table.
+run_huge() {
+	local name=$1 file=$2 hot nmhot xv xm o v fs ms f a base
+	shift 2
+	SAMPLE_SMAPS="$W/$name.smaps" "$@" >"$W/$name.out" 2>"$W/$name.err" ||
+		fail "$name: the program failed: $(head -3 "$W/$name.err" "$W/$name.out")"
+	grep -q '^sample ' "$W/$name.out" || fail "$name: no 'sample' line: $(head -3 "$W/$name.out")"
+	hot=$(sed -n 's/^hot 0x\([0-9a-f]*\)$/\1/p' "$W/$name.out")
+	[ -n "$hot" ] || fail "$name: the program did not print the hot function's address"
+	nmhot=$(nm "$file" | awk '$3 == "sample_hot" { print $1 }')
+	while read -r o v fs ms f a; do
+		case $f in *E*) xv=$v; xm=$ms ;; esac
+	done < <(loads "$file")
+	base=$((16#$hot - 16#$nmhot))
+	local s=$((base + xv)) e=$((base + xv + xm)) hk sk
+	read -r hk sk < <(huge_share "$W/$name.smaps" $s $e)
+	local why
+	why=$(grep -m1 'enormoustext:' "$W/$name.err" | cut -c1-160)
+	printf '   %-28s text [%#x, %#x) %5d of %5d KiB huge (%d%%)\n' "$name" $s $e "$hk" "$sk" $((100 * hk / sk))
+	[ "$hk" -eq "$sk" ] || fail "$name: $hk of $sk KiB of the executable segment on huge pages, expected all (${why:-no line from the library})"
 }
 
 have_lld() { "$LT_CC" -fuse-ld=lld -x c - -o "$W/lldprobe" >/dev/null 2>&1 <<<'int main(void){return 0;}'; }
@@ -207,6 +255,56 @@ gold.script)
 	fi
 	sed 's/^/   | /' "$W/g.log"
 	grep -qi 'enormous.ld' "$W/g.log" || fail "gold's error does not name the script"
+	;;
+
+runtime.bfd | runtime.lld)
+	L=${T#runtime.}
+	[ "$L" = lld ] && ! have_lld && skip "no lld here (Debian: apt-get install lld)"
+	for v in LT_PRELOAD LT_STATIC; do
+		[ -f "${!v:-}" ] || { echo "run.sh: $v (${!v:-unset}) is not a file: run through ctest after the build"; exit 2; }
+	done
+	drivers=("$LT_CC")
+	if [ -n "${LT_CLANG:-}" ]; then drivers+=("$LT_CLANG"); else echo "-- (no clang: the clang driver is not checked)"; fi
+	printf '%s\n' 'int sample_report(void); int sample_entry(int);' \
+		'int main(int c, char **v) { (void)v; sample_entry(c); return sample_report() != 0; }' >"$W/use.c"
+	for cc in "${drivers[@]}"; do
+		d=$(basename "$cc"); [ "$d" = cc ] && d=gcc
+		for kind in pie nopie dso static static-pie; do
+			out=$d-$kind
+			case $kind in
+			dso)
+				out=lib$d-sample.so
+				link "$out" "$cc" dso -fuse-ld="$L" "${SCRIPT[@]}" -Wl,--fatal-warnings
+				check "$W/$out" alone
+				"$cc" -fuse-ld="$L" "$W/use.c" "$W/$out" -Wl,-rpath,"$W" -o "$W/$d-use" >"$W/use.log" 2>&1 ||
+					fail "linking a program against $out failed: $(head -2 "$W/use.log")"
+				run_huge "$d.$L.dso" "$W/$out" env LD_PRELOAD="$LT_PRELOAD" ENORMOUSTEXT_VERBOSE=1 "$W/$d-use"
+				;;
+			static | static-pie)
+				# the library's archive, whole (its constructor does the work)
+				link "$out" "$cc" $kind -fuse-ld="$L" "${SCRIPT[@]}" -Wl,--whole-archive "$LT_STATIC" \
+					-Wl,--no-whole-archive -Wl,--fatal-warnings
+				check "$W/$out" alone
+				run_huge "$d.$L.$kind" "$W/$out" env ENORMOUSTEXT_VERBOSE=1 "$W/$out"
+				;;
+			*)
+				link "$out" "$cc" $kind -fuse-ld="$L" "${SCRIPT[@]}" -Wl,--fatal-warnings
+				check "$W/$out" alone
+				run_huge "$d.$L.$kind" "$W/$out" env LD_PRELOAD="$LT_PRELOAD" ENORMOUSTEXT_VERBOSE=1 "$W/$out"
+				;;
+			esac
+		done
+	done
+	# the control: the same program with the library turned off keeps its
+	# text small, and the measurement says so
+	SAMPLE_SMAPS="$W/off.smaps" LD_PRELOAD="$LT_PRELOAD" ENORMOUSTEXT=0 "$W/$(basename "$LT_CC")-pie" >"$W/off.out" 2>&1 ||
+		fail "the program with ENORMOUSTEXT=0 failed"
+	hot=$(sed -n 's/^hot 0x\([0-9a-f]*\)$/\1/p' "$W/off.out")
+	base=$((16#$hot - 16#$(nm "$W/$(basename "$LT_CC")-pie" | awk '$3 == "sample_hot" { print $1 }')))
+	while read -r o v fs ms f a; do case $f in *E*) xv=$v; xm=$ms ;; esac; done < <(loads "$W/$(basename "$LT_CC")-pie")
+	read -r hk sk < <(huge_share "$W/off.smaps" $((base + xv)) $((base + xv + xm)))
+	echo "-- the control, ENORMOUSTEXT=0: $hk of $sk KiB huge"
+	[ "$sk" -gt 0 ] && [ "$hk" -lt "$sk" ] || fail "with the library off the text measured $hk of $sk KiB huge: the measurement cannot tell"
 	;;
 
 *)

@@ -251,7 +251,7 @@ static void make_run(struct fixture *f)
 	f->wins[3].reason = ET_R_MREMAP;
 	f->wins[3].err = 1;
 	/* What the pipeline's summary keeps of the windows in the object. */
-	o->reason_mask = (1u << ET_R_NOT_HUGE) | (1u << ET_R_MREMAP);
+	o->reason_mask = (1ull << ET_R_NOT_HUGE) | (1ull << ET_R_MREMAP);
 	o->err = 1;
 
 	/* 1: a path that needs escaping; both windows refused for the same reason. */
@@ -269,7 +269,7 @@ static void make_run(struct fixture *f)
 	                                 .backend = ET_BACKEND_NONE };
 	f->wins[5] = (struct et_window){ .addr = 0x600000, .object = 1, .reason = ET_R_MAPPING,
 	                                 .backend = ET_BACKEND_NONE };
-	o->reason_mask = 1u << ET_R_MAPPING;
+	o->reason_mask = 1ull << ET_R_MAPPING;
 
 	/* 2: the vdso, skipped. */
 	o = &f->objs[2];

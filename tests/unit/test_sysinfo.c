@@ -170,6 +170,33 @@ Test(sysinfo, pmd_sizes)
 	}
 }
 
+/* The PMD sizes of arm64's three page sizes (4 KiB: 2 MiB, 16 KiB: 32 MiB,
+ * 64 KiB: 512 MiB) read from sysfs, and which ones the library works with:
+ * up to 32 MiB; a 512 MiB window is refused (nothing planned or copied). */
+Test(sysinfo, pmd_size_limit)
+{
+	static const struct { const char *text; bool usable; } sz[] = {
+		{ "2097152\n", true }, { "33554432\n", true }, { "536870912\n", false },
+		{ "67108864\n", false }, { "1073741824\n", false },
+	};
+	for (size_t i = 0; i < sizeof sz / sizeof *sz; i++) {
+		struct tree t = { .pmd = sz[i].text };
+		struct et_sysinfo si = read_tree(&t);
+		cr_expect(si.pmd_size_read);
+		cr_expect_eq(et_pmd_size_usable(si.pmd_size), sz[i].usable, "%llu: usable %d, expected %d",
+		             (unsigned long long)si.pmd_size, et_pmd_size_usable(si.pmd_size), sz[i].usable);
+	}
+	cr_expect(!et_pmd_size_usable(0));
+	cr_expect_eq(ET_PMD_MAX, 32 * UT_MIB);
+	/* the reason names the limit */
+	cr_expect(strstr(et_reason_text(ET_R_PMD_TOO_LARGE), "32 MiB") != NULL, "%s",
+	          et_reason_text(ET_R_PMD_TOO_LARGE));
+	/* this machine's page size gives a floor the library can work with */
+	uint64_t floor = et_pmd_size_floor();
+	if (floor)
+		cr_expect(et_pmd_size_usable(floor), "floor %llu", (unsigned long long)floor);
+}
+
 Test(sysinfo, bad_pmd_sizes_keep_default)
 {
 	static const char *const bad[] = {
