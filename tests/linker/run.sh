@@ -6,6 +6,8 @@
 #   alone.bfd alone.lld         -T enormous.ld and nothing else: PIE, non-PIE,
 #                               shared library, -static, -static-pie
 #   alone.aarch64               the same, cross-linked for aarch64 (bfd, lld)
+#   alone.aarch64_16k           enormous-32m.ld (made from enormous.ld by the
+#                               build), aarch64: the same checks for 32 MiB
 #   layout.bfd layout.lld       -T enormous.ld + -z max-page-size=0x200000
 #                               -z separate-code: PIE, non-PIE, shared library
 #   layout.aarch64              the same, cross-linked for aarch64 (bfd, lld)
@@ -218,6 +220,14 @@ alone.bfd | alone.lld)
 	;;
 
 alone.aarch64) aarch64_links alone "${SCRIPT[@]}" ;;
+
+alone.aarch64_16k)
+	# 16 KiB pages: the PMD is 32 MiB, every check is for 32 MiB windows
+	[ -f "${LT_SCRIPT_32M:-}" ] || { echo "run.sh: LT_SCRIPT_32M (${LT_SCRIPT_32M:-unset}) is not a file"; exit 2; }
+	grep -q 'ALIGN(0x2000000)' "$LT_SCRIPT_32M" || fail "$LT_SCRIPT_32M does not align to 32 MiB"
+	H=$((0x2000000))
+	aarch64_links alone -Wl,-T,"$LT_SCRIPT_32M"
+	;;
 
 layout.aarch64) aarch64_links strict "${FLAGS[@]}" "${SCRIPT[@]}" ;;
 
