@@ -646,8 +646,13 @@ static size_t plan_object(const struct et_run *run, const struct et_object *o, u
  * The windows table lives only for the pass. */
 static void run_pipeline(struct et_run *run)
 {
-	if (!run->si.pmd_size_read)
+	if (!run->si.pmd_size_read) {
 		et_sysinfo_read_pmd(&run->si, "/");
+		/* no sysfs (THP not built in): the page size still tells */
+		uint64_t floor = et_pmd_size_floor();
+		if (!run->si.pmd_size_read && floor)
+			run->si.pmd_size = floor;
+	}
 	ET_MARK(run, "pmd size");
 	const uint64_t H = run->si.pmd_size;
 	if (!et_pmd_size_usable(H)) {

@@ -274,11 +274,12 @@ runtime.bfd | runtime.lld)
 		[ -f "${!v:-}" ] || { echo "run.sh: $v (${!v:-unset}) is not a file: run through ctest after the build"; exit 2; }
 	done
 	drivers=("$LT_CC")
-	if [ -n "${LT_CLANG:-}" ]; then drivers+=("$LT_CLANG"); else echo "-- (no clang: the clang driver is not checked)"; fi
+	if [ -n "${LT_CLANG:-}" ] && [ "$(basename "$LT_CC")" != clang ]; then drivers+=("$LT_CLANG"); elif [ -z "${LT_CLANG:-}" ]; then echo "-- (no clang: the clang driver is not checked)"; fi
 	printf '%s\n' 'int sample_report(void); int sample_entry(int);' \
 		'int main(int c, char **v) { (void)v; sample_entry(c); return sample_report() != 0; }' >"$W/use.c"
 	for cc in "${drivers[@]}"; do
 		d=$(basename "$cc"); [ "$d" = cc ] && d=gcc
+		first=${first:-$d}
 		for kind in pie nopie dso static static-pie; do
 			out=$d-$kind
 			case $kind in
@@ -307,11 +308,12 @@ runtime.bfd | runtime.lld)
 	done
 	# the control: the same program with the library turned off keeps its
 	# text small, and the measurement says so
-	SAMPLE_SMAPS="$W/off.smaps" LD_PRELOAD="$LT_PRELOAD" ENORMOUSTEXT=0 "$W/$(basename "$LT_CC")-pie" >"$W/off.out" 2>&1 ||
+	ctl=$W/$first-pie
+	SAMPLE_SMAPS="$W/off.smaps" LD_PRELOAD="$LT_PRELOAD" ENORMOUSTEXT=0 "$ctl" >"$W/off.out" 2>&1 ||
 		fail "the program with ENORMOUSTEXT=0 failed"
 	hot=$(sed -n 's/^hot 0x\([0-9a-f]*\)$/\1/p' "$W/off.out")
-	base=$((16#$hot - 16#$(nm "$W/$(basename "$LT_CC")-pie" | awk '$3 == "sample_hot" { print $1 }')))
-	while read -r o v fs ms f a; do case $f in *E*) xv=$v; xm=$ms ;; esac; done < <(loads "$W/$(basename "$LT_CC")-pie")
+	base=$((16#$hot - 16#$(nm "$ctl" | awk '$3 == "sample_hot" { print $1 }')))
+	while read -r o v fs ms f a; do case $f in *E*) xv=$v; xm=$ms ;; esac; done < <(loads "$ctl")
 	read -r hk sk < <(huge_share "$W/off.smaps" $((base + xv)) $((base + xv + xm)))
 	echo "-- the control, ENORMOUSTEXT=0: $hk of $sk KiB huge"
 	[ "$sk" -gt 0 ] && [ "$hk" -lt "$sk" ] || fail "with the library off the text measured $hk of $sk KiB huge: the measurement cannot tell"
