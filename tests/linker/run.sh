@@ -100,6 +100,15 @@ check() {
 			[ $e -le $lo ] || [ $s -ge $hi ] ||
 				fail "$(basename "$file"): the $f segment at $(printf %#x "$v") shares a 2 MiB window with the executable segment"
 		done < <(loads "$file")
+		# every executable section inside the segment (.init, .plt*, .iplt,
+		# .text.unlikely, .fini ...)
+		local sn sa ss
+		while read -r sn sa ss; do
+			[ $((sa)) -ge $lo ] && [ $((sa + ss)) -le $hi ] ||
+				fail "$(basename "$file"): executable section $sn [$(printf %#x $((sa))), $(printf %#x $((sa + ss)))) is outside the aligned segment"
+		done < <(readelf -SW "$file" | sed 's/^ *\[ *[0-9]*\] *//' | awk '$7 ~ /X/ && $7 ~ /A/ { print $1, "0x" $3, "0x" $5 }')
+		[ "$(readelf -SW "$file" | sed 's/^ *\[ *[0-9]*\] *//' | awk '$7 ~ /X/ && $7 ~ /A/' | wc -l)" -ge 3 ] ||
+			fail "$(basename "$file"): fewer than 3 executable sections read back: the section check cannot tell"
 		# hot code first
 		local hot cold
 		hot=$(nm "$file" | awk '$3 == "sample_hot" { print $1 }')
@@ -211,6 +220,14 @@ alone.bfd | alone.lld)
 			"$W/$out" | grep -q '^sample ' || fail "$out does not run"
 		fi
 	done
+	# .plt.sec (IBT): the second PLT inside the aligned range too
+	# (bfd: -z ibtplt; lld 14 makes one only when every input, Debian's crt
+	# files included, is IBT-marked, and they are not)
+	if [ "$L" = bfd ]; then
+		link sample-ibt "$LT_CC" pie -fcf-protection -fuse-ld="$L" -Wl,-z,ibtplt "${SCRIPT[@]}" -Wl,--fatal-warnings
+		readelf -SW "$W/sample-ibt" | grep -q '\.plt\.sec' || fail "sample-ibt has no .plt.sec: the IBT case is not tested"
+		check "$W/sample-ibt" alone
+	fi
 	# a program that uses the library: loaded, it runs
 	printf '%s\n' 'int sample_hot(int); int main(void) { return sample_hot(1) == 0; }' >"$W/use.c"
 	echo "-- $LT_CC -fuse-ld=$L use.c -L. -lsample (the library linked with the script alone)"

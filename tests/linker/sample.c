@@ -19,6 +19,12 @@ __attribute__((noinline)) int sample_cold(int x)
 	return x * 5 - 2;
 }
 
+/* in .text.unlikely */
+__attribute__((cold, noinline)) int sample_unlikely(int x)
+{
+	return x - 7;
+}
+
 /* SAMPLE_SMAPS: "hot ADDRESS" on stdout, /proc/self/smaps copied to the
  * path; 0, or -1 when the copy failed */
 int sample_smaps(void *hot)
@@ -57,7 +63,7 @@ int sample_report(void)
 int main(int argc, char **argv)
 {
 	(void)argv;
-	printf("sample %d\n", sample_hot(argc) + sample_cold(argc));
+	printf("sample %d\n", sample_hot(argc) + sample_cold(argc) + (argc > 99 ? sample_unlikely(argc) : 0));
 	return sample_smaps((void *)sample_hot) == 0 ? 0 : 1;
 }
 #endif
