@@ -681,8 +681,9 @@ case_check_files() {
 	[ "$(jneed "$OUT.flat" .textrel)" = false ] || fail "tt_small.so has no text relocations"
 	[ "$(jneed "$OUT.flat" .file)" = "$TT_SMALL" ] || fail ".file is not the path given"
 	[ "$(jneed "$OUT.flat" '.eligible_bytes.glibc.max')" = 0 ] || fail "tt_small.so has no whole window"
-	jneed "$OUT.flat" '.advice[0]' | grep -q '^nothing worth doing: [0-9]* bytes of text' ||
+	jneed "$OUT.flat" '.advice[0]' | grep -q '^nothing worth doing: [0-9.]*[BKM] of text, under ' ||
 		fail "tt_small.so (a few hundred bytes of text): not 'nothing worth doing'"
+	[ "$(jneed "$OUT.flat" .layout_cost.worth_it)" = false ] || fail "tt_small.so: the script's layout worth it for a few hundred bytes of text"
 	t smalltext -- "$TOOL" check "$TT_SMALL"
 	expect_rc 0
 	expect_out "^  build-id +$TT_BUILD_ID\$"
@@ -720,10 +721,11 @@ case_check_files() {
 		note "PMD size $H: the exact 2 MiB figures were not checked"
 	fi
 	[ "$(jneed "$OUT.flat" '.eligible_bytes.glibc.exact')" = false ] || fail "tt_hold: 4 KiB-aligned, yet exact"
-	jneed "$OUT.flat" .link_flags | grep -q 'max-page-size=0x' || fail "tt_hold: no max-page-size in the advice"
+	[ "$(jneed "$OUT.flat" .link_flags)" = "-Wl,-T,enormous.ld" ] || fail "tt_hold: the link flags are not the script alone"
+	jneed "$OUT.flat" .link_flags_noscript | grep -q 'max-page-size=0x' || fail "tt_hold: no max-page-size in the flags without the script"
 	t holdtext -- "$TOOL" check "$HOLD"
 	expect_out '^  eligible \(glibc\) 4M to 6M of 6.0M, depending on the load address'
-	expect_out '^  advice +to put all 6.0M of the text on huge pages, link with: '
+	expect_out '^  advice +to put all 6.0M of the text on huge pages, link with GNU ld or lld: -Wl,-T,enormous.ld$'
 
 	# Several files: a list, in order.
 	t several -- "$TOOL" check --json "$TT_SMALL" "$TT_HOT" "$HOLD"
@@ -770,6 +772,168 @@ case_check_advice() {
 	[ "$text" = "$tb" ] || fail "the advised program maps $text bytes of text, its segment has $tb"
 	[ "$huge" = "$text" ] || fail "with the advice and the library, $huge of $text bytes of text are huge, expected all"
 	stop_hold adv "$HPID"
+}
+
+# --- what linker-scripts/enormous.ld costs: check_small, check_script, check_big
+# (planned for 2 MiB pages whatever this system's are: the script's size).
+SCRIPT=${TT_SRC:-}/../../linker-scripts/enormous.ld
+H2=2097152
+PG=$(getconf PAGESIZE)
+up() { echo $(( ($1 + $2 - 1) / $2 * $2 )); }   # up N ALIGN: N rounded up
+# seg_x FILE: "OFF VADDR FILESZ MEMSZ ALIGN PREV" of its executable LOAD, in
+# decimal, from readelf; PREV is where the LOADs before it end in the file.
+seg_x() {
+	readelf -lW "$1" | awk '$1 == "LOAD"' >"$W/loads" || fail "readelf -lW $1 failed"
+	local off va fs ms al prev=0 o f
+	read -r off va fs ms al < <(awk '/ R E / { print $2, $3, $5, $6, $NF; exit }' "$W/loads")
+	[ -n "$off" ] || fail "$1 has no R E LOAD segment: $(cat "$W/loads")"
+	while read -r o f; do
+		if (( o < off && o + f > prev )); then prev=$((o + f)); fi
+	done < <(awk '{ print $2, $5 }' "$W/loads")
+	echo $((off)) $((va)) $((fs)) $((ms)) $((al)) "$prev"
+}
+# sec_end FILE NAME: the address where section NAME ends, in decimal.
+sec_end() {
+	local a z
+	read -r a z < <(readelf -SW "$1" | sed 's/^ *\[ *[0-9]*\] *//' | awk -v n="$2" '$1 == n { print $3, $5; exit }')
+	[ -n "$a" ] || fail "$1 has no section $2"
+	echo $((16#$a + 16#$z))
+}
+# cc_link OUT SOURCE FLAGS...: link a test program, or fail saying how.
+cc_link() {
+	local out=$1 src=$2
+	shift 2
+	"$TT_CC" -O1 -o "$out" "$src" "$@" >"$W/cc.out" 2>&1 ||
+		fail "linking $(basename "$src") with '$*' failed: $(head -5 "$W/cc.out")"
+}
+have_lld() { "$TT_CC" -fuse-ld=lld -x c /dev/null -shared -o "$W/probe.so" 2>/dev/null; }
+
+case_check_small() {
+	# 100 KiB of text linked plainly: the script is not worth it, and check
+	# says what it would cost (estimated from the program headers).
+	local P=$TT_SRC/tt_smallprog.c off va fs ms al prev f m
+	cc_link "$W/plain" "$P"
+	read -r off va fs ms al prev < <(seg_x "$W/plain")
+	t small -- "$TOOL" check --json --pmd-size 2M "$W/plain"
+	expect_rc 0; expect_no_err; json "$OUT"
+	[ "$(jneed "$OUT.flat" .link_flags)" = null ] && [ "$(jneed "$OUT.flat" .linker_script)" = null ] ||
+		fail "100 KiB of text: link flags or a script in the advice"
+	jneed "$OUT.flat" '.advice[0]' | grep -qE '^nothing worth doing: 10[0-9.]*K of text, under 1M \(half a 2M page\): -Wl,-T,enormous.ld would add about [0-9.]+M to the file and, when mapped huge, [0-9.]+M of memory' ||
+		fail "100 KiB of text: the advice does not say the script is not worth it and what it costs"
+	jneed "$OUT.flat" '.advice[1]' | grep -q '^instead: leave it linked as it is' || fail "100 KiB of text: the advice does not say what to do instead"
+	[ "$(jneed "$OUT.flat" .layout_cost.padded)" = false ] || fail "a plain link taken for the script's layout"
+	[ "$(jneed "$OUT.flat" .layout_cost.worth_it)" = false ] || fail "100 KiB of text: the script worth it"
+	[ "$(jneed "$OUT.flat" .layout_cost.worth_it_from)" = $((H2 / 2)) ] || fail "the threshold is not half a 2 MiB page"
+	[ "$(jneed "$OUT.flat" .layout_cost.code_bytes)" = "$fs" ] || fail "code_bytes is not the segment's $fs bytes"
+	f=$(( (H2 - off % H2) % H2 + $(up "$fs" $H2) - fs )); m=$(( $(up "$fs" $H2) - $(up "$fs" "$PG") ))
+	[ "$(jneed "$OUT.flat" .layout_cost.file_bytes)" = "$f" ] || fail "file_bytes: $(jget "$OUT.flat" .layout_cost.file_bytes), expected $f"
+	[ "$(jneed "$OUT.flat" .layout_cost.memory_bytes)" = "$m" ] || fail "memory_bytes: $(jget "$OUT.flat" .layout_cost.memory_bytes), expected $m"
+	t smalltext -- "$TOOL" check --pmd-size 2M "$W/plain"
+	expect_rc 0
+	expect_out '^  script cost +-T enormous.ld would add about [0-9.]+M of file and, mapped huge, [0-9.]+M of memory, for 10[0-9.]*K of text: not worth it'
+	expect_out '^  advice +nothing worth doing: '
+	# The estimate against the real thing: with the script alone the file
+	# grows by about that much (GNU ld; lld too where it is).
+	local ld g
+	for ld in bfd lld; do
+		if [ $ld = lld ] && ! have_lld; then note "no lld: its growth was not checked"; continue; fi
+		cc_link "$W/plain.$ld" "$P" -fuse-ld=$ld
+		cc_link "$W/script.$ld" "$P" -fuse-ld=$ld -Wl,-T,"$SCRIPT"
+		t "est.$ld" -- "$TOOL" check --json --pmd-size 2M "$W/plain.$ld"
+		json "$OUT"
+		f=$(jneed "$OUT.flat" .layout_cost.file_bytes)
+		g=$(( $(stat -c %s "$W/script.$ld") - $(stat -c %s "$W/plain.$ld") ))
+		echo "   $ld: estimated $f, grew by $g bytes"
+		(( g > f - 65536 && g < f + 65536 )) || fail "$ld: the file grew by $g bytes with the script, check estimated $f"
+	done
+}
+
+case_check_script() {
+	# Linked with the script alone: check sees the layout and how much of it
+	# is padding; for 100 KiB of code, not worth it; for tt_hold's 6 MiB, it is.
+	local ld off va fs ms al prev code pad te
+	for ld in bfd lld; do
+		if [ $ld = lld ] && ! have_lld; then note "no lld: the script with lld was not checked"; continue; fi
+		cc_link "$W/small.$ld" "$TT_SRC/tt_smallprog.c" -fuse-ld=$ld -Wl,-T,"$SCRIPT"
+		read -r off va fs ms al prev < <(seg_x "$W/small.$ld")
+		(( va % H2 == 0 && off % H2 == 0 && fs % H2 == 0 && fs == ms && al >= H2 )) ||
+			fail "$ld: the script did not lay the text out 2 MiB-aligned and padded: $(grep ' R E ' "$W/loads")"
+		t "small.$ld" -- "$TOOL" check --json --pmd-size 2M "$W/small.$ld"
+		expect_rc 0; expect_no_err; json "$OUT"
+		jneed "$OUT.flat" '.advice[0]' | grep -qE '^not worth it: laid out for 2M pages \(linked with enormous.ld\), 10[0-9.]*K of code fills a 2M executable segment: 1.9M of padding, which takes about [0-9.]+M of the file and, when the text is mapped huge, 1.9M of memory$' ||
+			fail "$ld: the advice does not say the layout is not worth it and what it costs"
+		jneed "$OUT.flat" '.advice[1]' | grep -q '^relink without -Wl,-T,enormous.ld: ' || fail "$ld: the advice does not say to relink without the script"
+		[ "$(jneed "$OUT.flat" .link_flags)" = null ] || fail "$ld: link flags for a file already linked with the script"
+		[ "$(jneed "$OUT.flat" .layout_cost.padded)" = true ] || fail "$ld: the script's layout not seen"
+		[ "$(jneed "$OUT.flat" .layout_cost.worth_it)" = false ] || fail "$ld: 100 KiB of code padded to 2 MiB called worth it"
+		code=$(jneed "$OUT.flat" .layout_cost.code_bytes); pad=$(jneed "$OUT.flat" .layout_cost.padding_bytes)
+		te=$(( $(sec_end "$W/small.$ld" .text) - va ))
+		(( code + pad == fs )) || fail "$ld: code $code + padding $pad is not the segment's $fs bytes"
+		(( code >= te && code <= te + 4096 )) || fail "$ld: $code bytes of code, but .text ends $te bytes into the segment"
+		# What is called padding is filler: zeros, int3 or NOPs, nothing else.
+		tail -c +$((off + code + 1)) "$W/small.$ld" | head -c "$pad" | od -An -v -tx1 | tr -s ' ' '\n' | sort -u |
+			grep -vxE '|00|cc|66|2e|0f|1f|84|90' && fail "$ld: the padding holds bytes that are not filler"
+		[ "$(jneed "$OUT.flat" .layout_cost.file_bytes)" = $(( off - $(up "$prev" "$PG") + pad )) ] ||
+			fail "$ld: file_bytes is not the gap before the text and the padding"
+		[ "$(jneed "$OUT.flat" .layout_cost.memory_bytes)" = $(( ms - $(up "$code" "$PG") )) ] ||
+			fail "$ld: memory_bytes is not the segment less the code's pages"
+		t "smalltext.$ld" -- "$TOOL" check --pmd-size 2M "$W/small.$ld"
+		expect_out "^  layout +enormous.ld's: 10[0-9.]*K of code, 1.9M of padding to the end of its last window; .*: not worth it for so little code\$"
+		expect_out '^  advice +not worth it: '
+
+		cc_link "$W/hold.$ld" "$TT_SRC/tt_hold.c" -fuse-ld=$ld -Wl,-T,"$SCRIPT"
+		read -r off va fs ms al prev < <(seg_x "$W/hold.$ld")
+		t "hold.$ld" -- "$TOOL" check --json --pmd-size 2M "$W/hold.$ld"
+		expect_rc 0; expect_no_err; json "$OUT"
+		[ "$(jneed "$OUT.flat" .layout_cost.padded)" = true ] && [ "$(jneed "$OUT.flat" .layout_cost.worth_it)" = true ] ||
+			fail "$ld: tt_hold with the script: not seen as the script's layout, worth it"
+		code=$(jneed "$OUT.flat" .layout_cost.code_bytes)
+		(( code >= 6291456 && code + $(jneed "$OUT.flat" .layout_cost.padding_bytes) == fs )) || fail "$ld: tt_hold: $code bytes of code"
+		[ "$(jneed "$OUT.flat" .all_text_eligible)" = true ] || fail "$ld: tt_hold with the script: not all text eligible"
+		jneed "$OUT.flat" '.advice[0]' | grep -q '^nothing to do: ' || fail "$ld: tt_hold with the script: not 'nothing to do'"
+		jneed "$OUT.flat" '.advice[1]' | grep -qE '^laid out for 2M pages \(linked with enormous.ld\): [0-9.]+M of padding after 6.0M of code' ||
+			fail "$ld: tt_hold with the script: the padding is not reported"
+	done
+}
+
+case_check_big() {
+	# tt_hold (6 MiB of text, 4 KiB-aligned): the script alone for GNU ld and
+	# lld, the flags for gold and mold, and the script as check prints it is
+	# the tree's.
+	local off va fs ms al prev
+	read -r off va fs ms al prev < <(seg_x "$HOLD")
+	t hold -- "$TOOL" check --json --pmd-size 2M "$HOLD"
+	expect_rc 0; expect_no_err; json "$OUT"
+	[ "$(jneed "$OUT.flat" .link_flags)" = "-Wl,-T,enormous.ld" ] || fail "tt_hold: link_flags is not the script alone"
+	[ "$(jneed "$OUT.flat" .link_flags_noscript)" = "-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code" ] ||
+		fail "tt_hold: link_flags_noscript is not the two -z flags"
+	[ "$(jneed "$OUT.flat" .layout_cost.padded)" = false ] && [ "$(jneed "$OUT.flat" .layout_cost.worth_it)" = true ] ||
+		fail "tt_hold: 6 MiB of text: the script's layout seen, or not worth it"
+	[ "$(jneed "$OUT.flat" .layout_cost.file_bytes)" = $(( (H2 - off % H2) % H2 + $(up "$fs" $H2) - fs )) ] ||
+		fail "tt_hold: file_bytes is not what the script adds"
+	grep -q $'^\\.advice\\[[0-9]*\\]\tstring\t.*link with GNU ld or lld: -Wl,-T,enormous.ld$' "$OUT.flat" ||
+		fail "tt_hold: the advice does not say GNU ld or lld take the script alone"
+	grep -q $'^\\.advice\\[[0-9]*\\]\tstring\twith gold or mold (which cannot take the script) or a linker that ignores its alignment: -Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code instead .*libenormoustext pads its tail at run time' "$OUT.flat" ||
+		fail "tt_hold: the advice does not give the -z flags for gold and mold"
+	# linker_script is linker-scripts/enormous.ld without its comments.
+	if command -v perl >/dev/null; then
+		jneed "$OUT.flat" .linker_script | perl -0777 -pe 's/\s+//g' >"$W/printed"
+		perl -0777 -pe 's{/\*.*?\*/}{}gs; s/\s+//g' "$SCRIPT" >"$W/tree"
+		cmp -s "$W/printed" "$W/tree" ||
+			fail "the script check prints (SCRIPT_FMT in tools/enormoustext/check_elf.c) is not linker-scripts/enormous.ld: $(cat "$W/printed") against $(cat "$W/tree")"
+	else
+		note "no perl: the printed script was not compared with linker-scripts/enormous.ld"
+	fi
+	t holdtext -- "$TOOL" check --pmd-size 2M "$HOLD"
+	expect_out '^  script cost +-T enormous.ld would add about [0-9.]+M of file and, mapped huge, [0-9.]+M of memory, for 6.0M of text$'
+	# Linked with the flags (GNU ld): aligned, the tail left to the library.
+	cc_link "$W/flags" "$TT_SRC/tt_hold.c" -Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code
+	t flags -- "$TOOL" check --json --pmd-size 2M "$W/flags"
+	expect_rc 0; json "$OUT"
+	[ "$(jneed "$OUT.flat" .link_flags)" = "-Wl,-T,enormous.ld" ] && [ "$(jneed "$OUT.flat" .link_flags_noscript)" = null ] ||
+		fail "linked with the flags: the advice is not the script alone (and no more flags)"
+	grep -q $'^\\.advice\\[[0-9]*\\]\tstring\twithout the script (gold, mold): libenormoustext pads the tail at run time (here the rest of its window is free)$' "$OUT.flat" ||
+		fail "linked with the flags: the advice does not say the library pads the tail at run time"
 }
 
 case_check_bad_input() {

@@ -78,7 +78,26 @@ struct info {
 	uint64_t pad_cost_bytes;         /* padding memory that costs */
 	bool pad_runtime;                /* every such tail has room after it (a hole) */
 	bool need_align, need_pad;
+	/* what linker-scripts/enormous.ld costs (see layout_cost()) */
+	const unsigned char *buf;        /* the file */
+	bool padded;                     /* it already has the script's layout */
+	bool other_align;                /* a segment without text is H-aligned too (-z max-page-size) */
+	uint64_t code_bytes;             /* the text without the layout's padding */
+	uint64_t layout_pad_bytes;       /* filler after the code, to the end of its last window */
+	uint64_t layout_file_bytes;      /* file bytes the layout takes: before the text and after it */
+	uint64_t layout_mem_bytes;       /* memory the padding takes when the text is mapped huge */
 };
+
+/* Below this much code (half a huge page), the script's layout is not worth
+ * it: the text's base pages are few enough for the second-level TLB (256
+ * entries of 4 KiB at 2 MiB; Golden Cove's STLB has 2048, Zen 4's L2 iTLB
+ * 512), so there are few misses to save, and a whole page plus some 4 MiB
+ * of file are spent on less than half a page of code (bench/layout-cost,
+ * bench/results/layout-cost.md). */
+static uint64_t small_text(uint64_t H)
+{
+	return H / 2;
+}
 
 /* -------------------------------------------------------------- errors */
 
@@ -385,6 +404,116 @@ static struct range eligible_range(const struct info *in, uint64_t step, uint64_
 	return r;
 }
 
+static uint64_t round_up(uint64_t x, uint64_t a)
+{
+	return x % a ? x + (a - x % a) : x;
+}
+
+/* Is p[end-64 .. end) periodic with period q (and long enough to tell)? */
+static bool periodic_tail(const unsigned char *p, uint64_t end, unsigned q)
+{
+	if (end < 64 + q)
+		return false;
+	for (uint64_t k = end - 64; k < end; k++)
+		if (p[k] != p[k - q])
+			return false;
+	return true;
+}
+
+/*
+ * The filler at the end of a segment's file bytes (already checked to lie
+ * inside the file): what a linker writes where `. = ALIGN(...)` leaves a
+ * gap in code.  That is zeros (aarch64, and the script's LONG(0)), int3
+ * (lld on x86), or the longest NOPs repeated with one shorter NOP to end
+ * (GNU ld on x86: 10-byte `cs nopw`, then `66 90`).  So: after up to 15
+ * odd bytes at the very end, the longest suffix with a period of 1 to 16
+ * bytes; 0 when there is no such run of at least 64 bytes.
+ */
+static uint64_t fill_tail(const struct info *in, const struct seg *s)
+{
+	const unsigned char *p = in->buf + s->off;
+	const uint64_t n = s->filesz;
+	for (unsigned r = 0; r < 16 && r < n; r++) {
+		const uint64_t end = n - r;
+		for (unsigned q = 1; q <= 16; q++) {
+			if (!periodic_tail(p, end, q))
+				continue;
+			/* p[i] == p[i - q] for every i in [k, end): p[k - q .. end)
+			 * repeats one q-byte unit. */
+			uint64_t k = end - 64;
+			while (k > q && p[k - 1] == p[k - 1 - q])
+				k--;
+			return n - (k - q);
+		}
+	}
+	return 0;
+}
+
+/* The file bytes between the end of what comes before the segment in the
+ * file (page-rounded, as any layout has it) and the segment's start. */
+static uint64_t gap_before(const struct info *in, const struct seg *s, uint64_t P)
+{
+	uint64_t prev = 0;
+	for (size_t k = 0; k < in->nloads; k++) {
+		const struct seg *t = &in->loads[k];
+		if (t != s && t->filesz && t->off < s->off && t->off + t->filesz > prev)
+			prev = t->off + t->filesz;
+	}
+	prev = round_up(prev, P);
+	return s->off > prev ? s->off - prev : 0;
+}
+
+/*
+ * What linker-scripts/enormous.ld costs this object.  Its layout: each
+ * executable segment starts on an H boundary in memory and in the file
+ * (p_align >= H), ends on one, is all in the file (p_filesz == p_memsz),
+ * and ends in at least 64 bytes of filler (the padding: see fill_tail()).
+ * A file so laid out: the code is the segment without its filler; the file pays
+ * the gap before the segment and the tail; memory, when the text is mapped
+ * huge, the whole last window instead of the code's last base pages.  A
+ * file not so laid out: what the script would add, the text moved to the
+ * next H boundary in the file and padded to the next one after it.
+ */
+static void layout_cost(struct info *in, const struct et_check_opts *o)
+{
+	const uint64_t H = o->pmd_size, P = o->page_size;
+	size_t nx = 0;
+	bool padded = true;
+	for (size_t i = 0; i < in->nloads; i++) {
+		const struct seg *s = &in->loads[i];
+		if (!(s->flags & PF_X)) {
+			if (s->align >= H)
+				in->other_align = true;
+			continue;
+		}
+		if (!s->filesz)
+			continue;
+		nx++;
+		if (s->vaddr % H || s->off % H || s->align < H || (s->vaddr + s->filesz) % H ||
+		    s->filesz != s->memsz || !fill_tail(in, s))
+			padded = false;
+	}
+	in->padded = nx && padded;
+	for (size_t i = 0; i < in->nloads; i++) {
+		const struct seg *s = &in->loads[i];
+		if (!(s->flags & PF_X) || !s->filesz)
+			continue;
+		if (in->padded) {
+			uint64_t z = fill_tail(in, s), code = s->filesz - z;
+			in->code_bytes += code;
+			in->layout_pad_bytes += z;
+			in->layout_file_bytes += gap_before(in, s, P) + z;
+			in->layout_mem_bytes += s->memsz - round_up(code, P);
+		} else {
+			uint64_t end = round_up(s->filesz, H);
+			in->code_bytes += s->filesz;
+			in->layout_pad_bytes += end - s->filesz;
+			in->layout_file_bytes += (H - s->off % H) % H + (end - s->filesz);
+			in->layout_mem_bytes += end - round_up(s->filesz, P);
+		}
+	}
+}
+
 static void analyse(struct info *in, const struct et_check_opts *o)
 {
 	const uint64_t H = o->pmd_size, P = o->page_size;
@@ -457,6 +586,7 @@ static void analyse(struct info *in, const struct et_check_opts *o)
 	}
 	if (in->type == ET_DYN && in->max_align < H && in->file_text_bytes)
 		in->need_align = true;
+	layout_cost(in, o);
 }
 
 /* ------------------------------------------------------------ output */
@@ -500,20 +630,35 @@ static void flags_str(uint32_t f, char out[4])
 	out[3] = '\0';
 }
 
-/* linker-scripts/enormous.ld in one line, for the huge page size at hand. */
-#define PAD_SCRIPT_FMT "SECTIONS { .enormous.hot : { *(.text.hot .text.hot.*) } } INSERT BEFORE .text; " \
-	"SECTIONS { .plt : { *(.plt) *(.iplt) LONG(0) . = ALIGN(0x%llx); } } INSERT AFTER .fini;"
+/* linker-scripts/enormous.ld (its rules, without the comments) in one
+ * line, for the huge page size at hand: 0x200000 there. */
+#define SCRIPT_FMT "SECTIONS { .init : ALIGN(0x%llx) { KEEP (*(SORT_NONE(.init))) } " \
+	".enormous.hot : { *(.text.hot .text.hot.*) } } INSERT BEFORE .text; " \
+	"SECTIONS { __libc_freeres_fn : { *(__libc_freeres_fn) } .plt.got : { *(.plt.got) } " \
+	".plt.sec : { *(.plt.sec) } .plt : { *(.plt) *(.iplt) LONG(0) . = ALIGN(0x%llx); } " \
+	". = . + CONSTANT (MAXPAGESIZE); } INSERT AFTER .fini;"
 
-/* The advice, as lines; the flags and script in *flags / *script ("" if none). */
-static size_t advise(const struct info *in, const struct et_check_opts *o, char lines[][512],
-                     size_t cap, char *flags, size_t fcap, char *script, size_t scap)
+#define ADVICE_LINES 10
+#define ADVICE_LEN 640
+
+/* The advice, as lines; the link flags for GNU ld and lld (the script),
+ * the flags for gold and mold (no script) and the script in *flags,
+ * *noscript and *script ("" where none). */
+static size_t advise(const struct info *in, const struct et_check_opts *o,
+                     char lines[][ADVICE_LEN], size_t cap, char *flags, size_t fcap,
+                     char *noscript, size_t ncap, char *script, size_t scap)
 {
 	size_t n = 0;
-	const uint64_t H = o->pmd_size;
-	char hs[16];
+	const uint64_t H = o->pmd_size, small = small_text(H);
+	char hs[16], sz[16], th[16], fs[16], ms[16], ps[16];
 	et_tool_size(hs, sizeof hs, H);
-	flags[0] = script[0] = '\0';
-#define ADD(...) do { if (n < cap) snprintf(lines[n++], 512, __VA_ARGS__); } while (0)
+	et_tool_size(th, sizeof th, small);
+	et_tool_size(sz, sizeof sz, in->code_bytes);
+	et_tool_size(fs, sizeof fs, in->layout_file_bytes);
+	et_tool_size(ms, sizeof ms, in->layout_mem_bytes);
+	et_tool_size(ps, sizeof ps, in->layout_pad_bytes);
+	flags[0] = noscript[0] = script[0] = '\0';
+#define ADD(...) do { if (n < cap) snprintf(lines[n++], ADVICE_LEN, __VA_ARGS__); } while (0)
 	if (in->textrel)
 		ADD("rebuild without text relocations (compile every object with -fPIC for a library, "
 		    "-fPIE for a program): libenormoustext leaves objects with text relocations alone");
@@ -521,47 +666,74 @@ static size_t advise(const struct info *in, const struct et_check_opts *o, char 
 		ADD("nothing to do: no executable segment");
 		return n;
 	}
+	if (in->padded && in->code_bytes < small) {
+		char seg[16];
+		ADD("not worth it: laid out for %s pages (linked with enormous.ld), %s of code fills a %s "
+		    "executable segment: %s of padding, which takes about %s of the file and, when "
+		    "the text is mapped huge, %s of memory", hs, sz,
+		    et_tool_size(seg, sizeof seg, in->text_bytes), ps, fs, ms);
+		ADD("relink without -Wl,-T,enormous.ld%s: under %s of code (half a %s page) its base "
+		    "pages are few enough for the TLBs and there is little to gain; keep the layout only "
+		    "if this code is hot and its TLB misses are measured", in->other_align ?
+		    " and -z max-page-size" : "", th, hs);
+		return n;
+	}
 	if (in->glibc.min == in->file_text_bytes) {
 		if (!in->textrel)
 			ADD("nothing to do: all of the text is in whole %s windows wherever it is loaded", hs);
+		if (in->padded)
+			ADD("laid out for %s pages (linked with enormous.ld): %s of padding after %s of "
+			    "code, about %s of the file and, mapped huge, %s of memory", hs, ps, sz, fs, ms);
 		if (in->dso && in->musl.min < in->file_text_bytes)
 			ADD("under musl (which ignores p_align for libraries) that holds only where the "
 			    "kernel maps the library %s-aligned", hs);
 		return n;
 	}
-	if (in->file_text_bytes <= o->pad_threshold) {
-		ADD("nothing worth doing: %llu bytes of text, no more than the pad threshold (%llu)",
-		    (unsigned long long)in->file_text_bytes, (unsigned long long)o->pad_threshold);
+	if (in->code_bytes < small) {
+		ADD("nothing worth doing: %s of text, under %s (half a %s page): -Wl,-T,enormous.ld would "
+		    "add about %s to the file and, when mapped huge, %s of memory (a whole page) for it",
+		    sz, th, hs, fs, ms);
+		ADD("instead: leave it linked as it is (%llu base pages of text are few enough for the "
+		    "TLBs); a whole %s page is worth it only for code that is hot and whose TLB misses "
+		    "are measured", (unsigned long long)(round_up(in->code_bytes, o->page_size) /
+		                                         o->page_size), hs);
 		return n;
 	}
-	char sz[16], th[16];
 	if (!in->need_align && !in->pad_add_bytes && in->glibc.min + in->tail_bytes >= in->file_text_bytes) {
 		ADD("nothing worth doing: all of the text but a tail of %s (not more than the pad "
 		    "threshold, %s) is in whole %s windows", et_tool_size(sz, sizeof sz, in->tail_bytes),
 		    et_tool_size(th, sizeof th, o->pad_threshold), hs);
 		return n;
 	}
+	snprintf(flags, fcap, "-Wl,-T,enormous.ld");
+	snprintf(script, scap, SCRIPT_FMT, (unsigned long long)H, (unsigned long long)H);
 	if (in->need_align)
-		snprintf(flags, fcap, "-Wl,-z,max-page-size=0x%llx -Wl,-z,separate-code",
+		snprintf(noscript, ncap, "-Wl,-z,max-page-size=0x%llx -Wl,-z,separate-code",
 		         (unsigned long long)H);
-	if (in->need_pad || in->need_align) {
-		size_t l = strlen(flags);
-		snprintf(flags + l, fcap - l, "%s-Wl,-T,enormous.ld", l ? " " : "");
-		snprintf(script, scap, PAD_SCRIPT_FMT, (unsigned long long)H);
-	}
-	ADD("to put all %s of the text on huge pages, link with: %s",
-	    et_tool_size(sz, sizeof sz, in->file_text_bytes), flags);
-	ADD("where enormous.ld is linker-scripts/enormous.ld (installed in share/enormoustext/), "
-	    "which for this page size reads: %s", script);
+	ADD("to put all %s of the text on huge pages, link with GNU ld or lld: %s", sz, flags);
+	if (H == 0x200000)
+		ADD("where enormous.ld is linker-scripts/enormous.ld (installed in share/enormoustext/; "
+		    "pkg-config --variable=huge_text_ldflags enormoustext)");
+	else
+		ADD("where enormous.ld is linker-scripts/enormous.ld (installed in share/enormoustext/) "
+		    "with 0x200000 changed to 0x%llx: --json gives it as linker_script",
+		    (unsigned long long)H);
+	ADD("the script starts the text on a %s boundary (p_align %s: the kernel and glibc >= 2.35 "
+	    "load it %s-aligned), puts .text.hot first and pads the end to the next "
+	    "boundary, so every byte is in a whole window; it costs about %s of file and, mapped "
+	    "huge, %s of memory", hs, hs, hs, fs, ms);
 	if (in->need_align)
-		ADD("-z max-page-size=0x%llx -z separate-code start the text on a %s boundary and make the "
-		    "kernel and glibc >= 2.35 load it %s-aligned", (unsigned long long)H, hs, hs);
-	ADD("the script puts .text.hot first and pads the end of the text to the next %s boundary, so "
-	    "every byte of it is in a whole window (GNU ld and lld; gold cannot take it: flags only, "
-	    "and the library pads the tail at run time; the padding costs up to %s of file)", hs, hs);
-	if (in->file_text_bytes < H)
+		ADD("with gold or mold (which cannot take the script) or a linker that ignores its "
+		    "alignment: %s instead (gold has no -z separate-code); the text then starts "
+		    "%s-aligned and libenormoustext pads its tail at run time, where the rest of the "
+		    "last window is free", noscript, hs);
+	else if (in->pad_add_bytes)
+		ADD("without the script (gold, mold): libenormoustext pads the tail at run time %s",
+		    in->pad_runtime ? "(here the rest of its window is free)"
+		                    : "where the rest of its window is free, which here it is not");
+	if (in->code_bytes < H)
 		ADD("its %s of text is less than one %s page: the padding costs more memory than the "
-		    "text; worth it only for code that is hot", sz, hs);
+		    "text; worth it only for code that is hot", et_tool_size(sz, sizeof sz, in->code_bytes), hs);
 	if (in->dso)
 		ADD("musl ignores p_align for libraries: there, where the kernel maps the library decides");
 	return n;
@@ -617,6 +789,18 @@ static void print_text(const struct info *in, const struct et_check_opts *o, FIL
 		        et_tool_size(a, sizeof a, in->tail_bytes), et_tool_size(b, sizeof b, o->pad_threshold));
 	else
 		fprintf(f, "  padding          nothing to pad\n");
+	if (in->padded)
+		fprintf(f, "  layout           enormous.ld's: %s of code, %s of padding to the end of its "
+		           "last window; the layout takes about %s of the file and, mapped huge, %s of "
+		           "memory%s\n", et_tool_size(a, sizeof a, in->code_bytes),
+		        et_tool_size(b, sizeof b, in->layout_pad_bytes),
+		        et_tool_size(c, sizeof c, in->layout_file_bytes), et_tool_size(m, sizeof m, in->layout_mem_bytes),
+		        in->code_bytes < small_text(H) ? ": not worth it for so little code" : "");
+	else if (in->file_text_bytes)
+		fprintf(f, "  script cost      -T enormous.ld would add about %s of file and, mapped huge, %s "
+		           "of memory, for %s of text%s\n", et_tool_size(a, sizeof a, in->layout_file_bytes),
+		        et_tool_size(b, sizeof b, in->layout_mem_bytes), et_tool_size(c, sizeof c, in->code_bytes),
+		        in->code_bytes < small_text(H) ? ": not worth it for so little" : "");
 	if (!in->ntext || in->ncongruent != in->ntext)
 		fprintf(f, "  file-backed huge no: a text segment's address and offset differ modulo %s; "
 		           "anonymous copies only\n", hs);
@@ -632,8 +816,9 @@ static void print_text(const struct info *in, const struct et_check_opts *o, FIL
 	else
 		fprintf(f, "  .text.hot        no (GNU ld merges .text.hot into .text unless told otherwise)\n");
 	fprintf(f, "  text relocations %s\n", in->textrel ? "yes: libenormoustext leaves this object alone" : "no");
-	char lines[8][512], flags[256], script[256];
-	size_t n = advise(in, o, lines, 8, flags, sizeof flags, script, sizeof script);
+	char lines[ADVICE_LINES][ADVICE_LEN], flags[64], noscript[128], script[512];
+	size_t n = advise(in, o, lines, ADVICE_LINES, flags, sizeof flags, noscript, sizeof noscript,
+	                  script, sizeof script);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "  %-16s %s\n", i == 0 ? "advice" : "", lines[i]);
 }
@@ -700,13 +885,24 @@ static void print_json(const struct info *in, const struct et_check_opts *o, str
 	et_json_u64(j, "text_hot_bytes", in->hot_bytes);
 	et_json_bool(j, "textrel", in->textrel);
 	et_json_bool(j, "all_text_eligible", in->file_text_bytes && in->glibc.min == in->file_text_bytes);
-	char lines[8][512], flags[256], script[256];
-	size_t n = advise(in, o, lines, 8, flags, sizeof flags, script, sizeof script);
+	et_json_obj(j, "layout_cost");
+	et_json_bool(j, "padded", in->padded);
+	et_json_u64(j, "code_bytes", in->code_bytes);
+	et_json_u64(j, "padding_bytes", in->layout_pad_bytes);
+	et_json_u64(j, "file_bytes", in->layout_file_bytes);
+	et_json_u64(j, "memory_bytes", in->layout_mem_bytes);
+	et_json_u64(j, "worth_it_from", small_text(o->pmd_size));
+	et_json_bool(j, "worth_it", in->code_bytes >= small_text(o->pmd_size));
+	et_json_obj_end(j);
+	char lines[ADVICE_LINES][ADVICE_LEN], flags[64], noscript[128], script[512];
+	size_t n = advise(in, o, lines, ADVICE_LINES, flags, sizeof flags, noscript, sizeof noscript,
+	                  script, sizeof script);
 	et_json_arr(j, "advice");
 	for (size_t i = 0; i < n; i++)
 		et_json_str(j, NULL, lines[i]);
 	et_json_arr_end(j);
 	et_json_str(j, "link_flags", flags[0] ? flags : NULL);
+	et_json_str(j, "link_flags_noscript", noscript[0] ? noscript : NULL);
 	et_json_str(j, "linker_script", script[0] ? script : NULL);
 	et_json_obj_end(j);
 }
@@ -719,6 +915,7 @@ int et_check_image(const char *name, void *buf, size_t len, const struct et_chec
 	struct info in;
 	memset(&in, 0, sizeof in);
 	in.name = name;
+	in.buf = buf;
 	int rc = precheck(buf, len, name, err, &in);
 	if (rc)
 		return rc;
