@@ -655,21 +655,11 @@ static void run_pipeline(struct et_run *run)
 	}
 	ET_MARK(run, "pmd size");
 	const uint64_t H = run->si.pmd_size;
-	if (!et_pmd_size_usable(H)) {
-		/* 64 KiB-page arm64 kernels: 512 MiB windows.  Nothing is
-		 * planned, so nothing is copied, padded or touched. */
-		for (size_t i = 0; i < run->nobjs; i++) {
-			struct et_object *o = &run->objs[i];
-			o->first_window = 0;
-			o->nwindows = 0;
-			classify_object(run, o);
-			if (o->skip == ET_R_NONE)
-				o->skip = ET_R_PMD_TOO_LARGE;
-			o->reason = o->skip;
-		}
+	/* 64 KiB-page arm64 kernels: 512 MiB windows.  Every object is left
+	 * alone, so nothing is copied, padded or touched. */
+	const bool usable = et_pmd_size_usable(H);
+	if (!usable)
 		run->reason = ET_R_PMD_TOO_LARGE;
-		return;
-	}
 
 	size_t total = 0;
 	for (size_t i = 0; i < run->nobjs; i++) {
@@ -677,6 +667,8 @@ static void run_pipeline(struct et_run *run)
 		o->first_window = (uint32_t)total;
 		o->nwindows = (uint32_t)plan_object(run, o, (uint32_t)i, NULL);
 		classify_object(run, o);
+		if (!usable && o->skip == ET_R_NONE)
+			o->skip = ET_R_PMD_TOO_LARGE;
 		if (o->skip != ET_R_NONE)
 			o->nwindows = 0;
 		total += o->nwindows;
