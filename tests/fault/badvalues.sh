@@ -3,7 +3,7 @@
 # variables never change what the program does, and cost at most one
 # warning line each, naming the variable (none at ENORMOUSTEXT_VERBOSE=0).
 #
-# The variables come from the options table in libenormoustext/src/options.c
+# The variables come from the options table in libenormoustext/src/core/options.c
 # (every entry whose "accepts" text is an on/off value, an integer, a size,
 # a percentage, or the backend names; the path- and glob-valued ones are
 # other tests' business), so a new one is covered when it is added there.
@@ -19,7 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fr_common.bash"
 
-OPTS=${FAULT_SOURCE_DIR:?}/libenormoustext/src/options.c
+OPTS=${FAULT_SOURCE_DIR:?}/libenormoustext/src/core/options.c
 [ -f "$OPTS" ] || fail "$OPTS is missing"
 R=$WORK/res
 mkdir "$R" || exit 2

@@ -3,7 +3,7 @@
 # program fits too (DESIGN section 4b).  Copies of text windows (thp,
 # collapse) are anonymous memory charged to the cgroup and, with no swap,
 # never reclaimed; the library copies only what the cgroup's limits leave
-# (libenormoustext/src/memcg.c) and says which windows stayed small and why.
+# (libenormoustext/src/core/memcg.c) and says which windows stayed small and why.
 #
 # In a REAL cgroup (cgroup2 where it has the memory controller, else the
 # cgroup v1 memory controller; the test says which ran), each run in a new

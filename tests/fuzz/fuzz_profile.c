@@ -1,13 +1,13 @@
 /*
  * fuzz_profile.c — libFuzzer target for the profile parser
- * (libenormoustext/src/profile.c), the code a hostile ENORMOUSTEXT_PROFILE
+ * (libenormoustext/src/core/profile.c), the code a hostile ENORMOUSTEXT_PROFILE
  * file reaches.  Each input is parsed; when it is accepted, every object's
  * heat is summed over its whole address space.  Built and run by run.sh.
  */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "core/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

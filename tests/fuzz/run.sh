@@ -13,7 +13,7 @@ trap 'rm -rf "$W"' EXIT
 CLANG=${CLANG:-clang}
 command -v "$CLANG" >/dev/null || { echo "SKIP [fuzz.profile]: clang not installed"; exit 77; }
 if ! "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I"$src" -I"$here/../../libenormoustext/include" \
-	"$here/fuzz_profile.c" "$src/profile.c" "$src/util.c" "$src/log.c" -o "$W/fuzz_profile" 2>"$W/cc.log"; then
+	"$here/fuzz_profile.c" "$src/core/profile.c" "$src/core/util.c" "$src/core/log.c" "$src/os/mm.c" -o "$W/fuzz_profile" 2>"$W/cc.log"; then
 	if grep -q "fuzzer" "$W/cc.log"; then
 		echo "SKIP [fuzz.profile]: $CLANG cannot build a libFuzzer target here: $(head -1 "$W/cc.log")"
 		exit 77

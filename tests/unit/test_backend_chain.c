@@ -6,7 +6,7 @@
  */
 #include "unit_util.h"
 
-#include "internal.h"
+#include "core/sysinfo.h"
 
 /* A bug that loops forever fails its test instead of hanging the run; a
  * failed test leaves no temporary directory behind. */

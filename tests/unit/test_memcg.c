@@ -7,7 +7,7 @@
  */
 #include "unit_util.h"
 
-#include "internal.h"
+#include "core/memcg.h"
 
 TestSuite(memcg, .timeout = 30, .fini = ut_cleanup);
 

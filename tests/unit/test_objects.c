@@ -7,7 +7,9 @@
  */
 #include "unit_util.h"
 
-#include "internal.h"
+#include "core/smaps.h"
+#include "core/sysinfo.h"
+#include "runtime/objects.h"
 
 #include <dlfcn.h>
 #include <elf.h>

@@ -5,7 +5,7 @@
  */
 #include "unit_util.h"
 
-#include "internal.h"
+#include "core/options.h"
 
 #include <stdint.h>
 

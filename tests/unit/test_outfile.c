@@ -10,7 +10,11 @@
  */
 #include "unit_util.h"
 
-#include "internal.h"
+#include "core/elfsyms.h"
+#include "core/log.h"
+#include "core/outfile.h"
+#include "core/run.h"
+#include "runtime/report.h"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -9,7 +9,7 @@
  */
 #include "unit_util.h"
 
-#include "internal.h"
+#include "core/plan.h"
 
 #include <stdint.h>
 

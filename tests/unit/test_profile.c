@@ -7,7 +7,7 @@
  */
 #include "unit_util.h"
 
-#include "internal.h"
+#include "core/profile.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

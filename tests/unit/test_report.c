@@ -10,7 +10,8 @@
  */
 #include "unit_util.h"
 
-#include "internal.h"
+#include "core/run.h"
+#include "runtime/report.h"
 
 #include <ctype.h>
 

@@ -5,7 +5,7 @@
  */
 #include "unit_util.h"
 
-#include "internal.h"
+#include "core/smaps.h"
 
 #include <sys/mman.h>
 #include <sys/wait.h>

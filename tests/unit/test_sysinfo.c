@@ -6,7 +6,8 @@
  */
 #include "unit_util.h"
 
-#include "internal.h"
+#include "core/object.h"
+#include "core/sysinfo.h"
 
 #include <sys/prctl.h>
 

@@ -23,7 +23,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 
-#include "perf_attr.h"
+#include "os/perf_attr.h"
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>

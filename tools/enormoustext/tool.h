@@ -23,7 +23,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "enormoustext.h"
+
+#include "core/elfsyms.h"
+#include "core/log.h"
+#include "core/options.h"
+#include "core/outfile.h"
+#include "core/plan.h"
+#include "core/profile.h"
+#include "core/smaps.h"
+#include "core/sysinfo.h"
+#include "core/util.h"
 
 #define ET_EXIT_OK 0
 #define ET_EXIT_BAD 1

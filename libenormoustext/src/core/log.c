@@ -6,7 +6,7 @@
  * errno preserved — it is called from a constructor that may run before the
  * program's allocator or stdio are ready.
  */
-#include "internal.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -30,7 +30,9 @@
  * number, or a limit whose usage cannot be read, gives a budget of 0 there
  * (there may be a limit, and how near it is cannot be known).
  */
-#include "internal.h"
+#include "core/memcg.h"
+
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

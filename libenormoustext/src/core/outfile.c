@@ -27,7 +27,10 @@
  * allocate, use stdio streams, or change errno for its caller (the library
  * runs it in any process, from its constructor and destructor).
  */
-#include "internal.h"
+#include "core/outfile.h"
+
+#include "core/log.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,10 @@
  * later from the mappings.
  */
 
-#include "internal.h"
+#include "runtime/objects.h"
+
+#include "core/util.h"
+#include "os/os.h"
 
 #include <elf.h>
 #include <link.h>
@@ -152,25 +155,14 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 static void self_marker(void) {}
 
-/* Is [p, p + len) mapped?  mincore fails with ENOMEM on any hole. */
-static bool mapped(const void *p, size_t len)
-{
-	uintptr_t pg = (uintptr_t)p & ~(uintptr_t)4095;
-	unsigned char vec[4];
-	size_t span = ((uintptr_t)p + len - pg + 4095) & ~(size_t)4095;
-	if (span > 4 * 4096)
-		return false;
-	return mincore((void *)pg, span, vec) == 0;
-}
-
 /* The program headers of a loaded object, found from its ELF header at
  * its load address (where a shared object's first segment maps offset 0). */
 static bool phdrs_of(uintptr_t addr, const ElfW(Phdr) **ph, ElfW(Half) *n)
 {
 	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)addr;
-	if (!addr || !mapped(eh, sizeof *eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	if (!addr || !et_os_mapped(eh, sizeof *eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
 	    eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phnum == 0 || eh->e_phnum > 64 ||
-	    !mapped((const char *)eh + eh->e_phoff, eh->e_phnum * sizeof(ElfW(Phdr))))
+	    !et_os_mapped((const char *)eh + eh->e_phoff, eh->e_phnum * sizeof(ElfW(Phdr))))
 		return false;
 	*ph = (const ElfW(Phdr) *)(addr + eh->e_phoff);
 	*n = eh->e_phnum;
@@ -213,22 +205,4 @@ size_t et_objects_collect(struct et_object *objs, size_t cap, uint64_t *max_seg,
 	if (text_bytes)
 		*text_bytes = c.text;
 	return c.n;
-}
-
-uint64_t et_pmd_size_floor(void)
-{
-	/* Where the PMD maps (page size / 8) pages of the page size — x86-64
-	 * (2 MiB), arm64 with 4/16/64 KiB pages (2/32/512 MiB), riscv64 — that
-	 * product is the PMD size itself.  Elsewhere: no floor, read sysfs. */
-#if defined(__x86_64__) || defined(__aarch64__) || (defined(__riscv) && __riscv_xlen == 64)
-	uint64_t pg = getauxval(AT_PAGESZ);
-	if (pg >= 4096 && (pg & (pg - 1)) == 0)
-		return pg / 8 * pg;
-#endif
-	return 0;
-}
-
-bool et_pmd_size_usable(uint64_t pmd)
-{
-	return pmd > 0 && pmd <= ET_PMD_MAX;
 }

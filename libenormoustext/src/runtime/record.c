@@ -31,7 +31,14 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "runtime/record.h"
+
+#include "core/log.h"
+#include "core/profile.h"
+#include "core/outfile.h"
+#include "core/util.h"
+#include "runtime/objects.h"
+#include "os/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +50,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -60,7 +66,7 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 
-#include "perf_attr.h"
+#include "os/perf_attr.h"
 #endif
 
 #define REC_GRANULE 64u
@@ -102,7 +108,7 @@ static int g_nrings;
 static void perf_close(void)
 {
 	for (int i = 0; i < g_nrings; i++) {
-		munmap(g_rings[i].meta, g_rings[i].len);
+		et_os_unmap(g_rings[i].meta, g_rings[i].len);
 		close(g_rings[i].fd);
 	}
 	g_nrings = 0;
@@ -124,10 +130,10 @@ static int perf_start(void)
 		struct perf_event_attr a;
 		et_cpu_clock_attr(&a, REC_HZ);
 		a.remove_on_exec = 1;
-		long fd = syscall(SYS_perf_event_open, &a, 0, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		long fd = et_os_perf_open(&a, (int)cpu);
 		if (fd < 0 && errno == EINVAL) {
 			a.remove_on_exec = 0;     /* before Linux 5.13 */
-			fd = syscall(SYS_perf_event_open, &a, 0, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			fd = et_os_perf_open(&a, (int)cpu);
 		}
 		if (fd < 0) {
 			if (errno == ENODEV || errno == ENOENT)
@@ -141,7 +147,7 @@ static int perf_start(void)
 		size_t len = 0;
 		for (size_t pages = 256; pages >= 8 && m == MAP_FAILED; pages /= 2) {
 			len = (pages + 1) * (size_t)pg;
-			m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+			m = et_os_map_shared(len, (int)fd);
 		}
 		if (m == MAP_FAILED) {
 			err = errno;
@@ -225,24 +231,6 @@ static uint64_t context_pc(const void *ucv)
 #define TIMER_CAP (1u << 20)    /* samples: 8 MiB, touched only as filled */
 #define TIMER_SLOTS 4096        /* threads sampled at once */
 
-/* The kernel's own layouts for the raw system calls (glibc and musl differ
- * in how they spell the thread id; musl on i386 has a 64-bit time_t, the
- * system call the old one). */
-struct k_sigevent {
-	union sigval value;
-	int signo, notify;
-	union {
-		int tid;
-		int pad[(64 - 2 * sizeof(int) - sizeof(union sigval)) / sizeof(int)];
-	} u;
-};
-struct k_itimerspec {
-	long interval_s, interval_ns, value_s, value_ns;
-};
-#ifndef SIGEV_THREAD_ID
-#define SIGEV_THREAD_ID 4
-#endif
-
 static uint64_t *g_tbuf;
 static uint64_t g_tcount;       /* samples offered; those past TIMER_CAP are lost */
 static int g_tslots[TIMER_SLOTS];   /* kernel timer id + 1 of each sampled thread; 0 free */
@@ -270,14 +258,8 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
  * thread that blocks SIGPROF or sleeps is never interrupted.  0 or errno. */
 static int thread_timer_arm(void)
 {
-	struct k_sigevent sev;
-	memset(&sev, 0, sizeof sev);
-	sev.value.sival_ptr = &g_timer_tag;
-	sev.signo = SIGPROF;
-	sev.notify = SIGEV_THREAD_ID;
-	sev.u.tid = (int)syscall(SYS_gettid);
 	int id = -1;
-	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &id) != 0)
+	if (et_os_thread_timer_create(SIGPROF, &g_timer_tag, &id) != 0)
 		return errno;
 	size_t k = 0;
 	for (; k < TIMER_SLOTS; k++) {
@@ -287,15 +269,14 @@ static int thread_timer_arm(void)
 			break;
 	}
 	if (k == TIMER_SLOTS) {
-		syscall(SYS_timer_delete, id);
+		et_os_timer_delete(id);
 		return ENOSPC;
 	}
 	long ns = 1000000000L / REC_HZ;
-	struct k_itimerspec its = { 0, ns, 0, ns };
-	if (syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
+	if (et_os_timer_every(id, ns) != 0) {
 		int e = errno;
 		if (__atomic_exchange_n(&g_tslots[k], 0, __ATOMIC_ACQ_REL) == id + 1)
-			syscall(SYS_timer_delete, id);
+			et_os_timer_delete(id);
 		return e;
 	}
 	/* deleted when the thread exits (the key's destructor) */
@@ -308,7 +289,7 @@ static void thread_timer_done(void *v)
 	size_t k = (uintptr_t)v - 1;
 	int id1 = k < TIMER_SLOTS ? __atomic_exchange_n(&g_tslots[k], 0, __ATOMIC_ACQ_REL) : 0;
 	if (id1)
-		syscall(SYS_timer_delete, id1 - 1);
+		et_os_timer_delete(id1 - 1);
 }
 
 /* In a forked child: the slots hold the parent's timer ids, which mean
@@ -330,7 +311,7 @@ static void timers_stop(void)
 	for (size_t k = 0; k < TIMER_SLOTS; k++) {
 		int id1 = __atomic_exchange_n(&g_tslots[k], 0, __ATOMIC_ACQ_REL);
 		if (id1)
-			syscall(SYS_timer_delete, id1 - 1);
+			et_os_timer_delete(id1 - 1);
 	}
 }
 
@@ -342,7 +323,7 @@ static int timer_start(const char **why)
 	return ENOSYS;
 #else
 	struct sigaction old;
-	if (sigaction(SIGPROF, NULL, &old) != 0) {
+	if (et_os_sigaction(SIGPROF, NULL, &old) != 0) {
 		*why = "sigaction";
 		return errno;
 	}
@@ -355,8 +336,7 @@ static int timer_start(const char **why)
 		*why = "pthread_key_create";
 		return EAGAIN;
 	}
-	void *buf = mmap(NULL, TIMER_CAP * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *buf = et_os_map_anon(TIMER_CAP * sizeof(uint64_t), true);
 	if (buf == MAP_FAILED) {
 		*why = "mmap of the sample buffer";
 		return errno;
@@ -367,10 +347,10 @@ static int timer_start(const char **why)
 	sa.sa_sigaction = on_sigprof;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGPROF, &sa, NULL) != 0) {
+	if (et_os_sigaction(SIGPROF, &sa, NULL) != 0) {
 		*why = "sigaction";
 		int e = errno;
-		munmap(buf, TIMER_CAP * sizeof(uint64_t));
+		et_os_unmap(buf, TIMER_CAP * sizeof(uint64_t));
 		g_tbuf = NULL;
 		return e;
 	}
@@ -380,7 +360,7 @@ static int timer_start(const char **why)
 		*why = "timer_create";
 		timers_stop();
 		/* the handler stays: it ignores whatever signal might still come */
-		munmap(buf, TIMER_CAP * sizeof(uint64_t));
+		et_os_unmap(buf, TIMER_CAP * sizeof(uint64_t));
 		g_tbuf = NULL;
 		return e;
 	}

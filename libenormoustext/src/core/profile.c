@@ -27,7 +27,10 @@
  * duplicate is found, and named by its line, in O(1)), and
  * et_profile_find is a lookup in the same table, never a scan.
  */
-#include "internal.h"
+#include "core/profile.h"
+
+#include "core/log.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,11 @@
  * It also owns the backend order `auto` tries (et_backend_chain), a pure
  * function of those facts.
  */
-#include "internal.h"
+#include "core/sysinfo.h"
+
+#include "core/util.h"
+
+#include <sys/auxv.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -231,4 +235,23 @@ int et_backend_chain(const struct et_sysinfo *si, enum et_backend requested,
 	if (pool)
 		out[n++] = ET_BACKEND_HUGETLB;
 	return n;
+}
+
+
+uint64_t et_pmd_size_floor(void)
+{
+	/* Where the PMD maps (page size / 8) pages of the page size — x86-64
+	 * (2 MiB), arm64 with 4/16/64 KiB pages (2/32/512 MiB), riscv64 — that
+	 * product is the PMD size itself.  Elsewhere: no floor, read sysfs. */
+#if defined(__x86_64__) || defined(__aarch64__) || (defined(__riscv) && __riscv_xlen == 64)
+	uint64_t pg = getauxval(AT_PAGESZ);
+	if (pg >= 4096 && (pg & (pg - 1)) == 0)
+		return pg / 8 * pg;
+#endif
+	return 0;
+}
+
+bool et_pmd_size_usable(uint64_t pmd)
+{
+	return pmd > 0 && pmd <= ET_PMD_MAX;
 }

@@ -7,7 +7,9 @@
  * tables are sized for the kernel's maximum map count but only the pages
  * touched cost memory.
  */
-#include "internal.h"
+#include "core/smaps.h"
+
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,10 @@
  * start-up, with getenv (safe in a constructor: the environment is set up
  * before any constructor runs).
  */
-#include "internal.h"
+#include "core/options.h"
+
+#include "core/log.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fnmatch.h>

@@ -6,7 +6,12 @@
  * renamed into place, so a reader never sees half a report; a device or a
  * FIFO is written as it is (never replaced), a link followed.
  */
-#include "internal.h"
+#include "runtime/report.h"
+
+#include "core/log.h"
+#include "core/outfile.h"
+#include "core/util.h"
+
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,47 +19,154 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Arrays, not pointers: no load-time relocations (see options.c). */
-static const char reason_texts[ET_R__COUNT][72] = {
-	[ET_R_NONE] = "",
-	[ET_R_OFF] = "turned off (ENORMOUSTEXT=0)",
-	[ET_R_SECURE] = "secure-execution process (setuid/setgid/capabilities): nothing done",
-	[ET_R_VDSO] = "the vdso",
-	[ET_R_SELF] = "libenormoustext itself",
-	[ET_R_TEXTREL] = "has text relocations",
-	[ET_R_EXCLUDED] = "excluded by ENORMOUSTEXT_EXCLUDE",
-	[ET_R_NOT_INCLUDED] = "not matched by ENORMOUSTEXT_INCLUDE",
-	[ET_R_MIN_BYTES] = "less eligible text than ENORMOUSTEXT_MIN_BYTES",
-	[ET_R_NO_WINDOW] = "no whole huge-page window inside its text",
-	[ET_R_NOT_READABLE] = "text segment is not plain read+execute",
-	[ET_R_MAPPING] = "the window is not one private read+execute file mapping",
-	[ET_R_ALREADY_HUGE] = "already huge (file-backed)",
-	[ET_R_NO_BACKEND] = "no backend can get huge pages here",
-	[ET_R_NOMEM] = "could not map the replacement",
-	[ET_R_NOT_HUGE] = "the copy did not land on a huge page",
-	[ET_R_MREMAP] = "mremap refused the swap",
-	[ET_R_UNVERIFIED] = "smaps did not confirm it huge",
-	[ET_R_SCRATCH] = "could not get working memory",
-	[ET_R_PATCHED] = "the text was changed in memory (breakpoint or uprobe)",
-	[ET_R_LOCKED] = "the text is locked in memory (mlock)",
-	[ET_R_NOT_CONGRUENT] = "address and file offset differ modulo the huge page size",
-	[ET_R_FILE_SMALL] = "the page cache holds this part of the file in small pages",
-	[ET_R_FILE_CHANGED] = "the file at the object's path is not the one mapped",
-	[ET_R_PAD_NOT_FREE] = "the rest of the partial window is not free",
-	[ET_R_COLD] = "cold: not among the hot windows of ENORMOUSTEXT_PROFILE",
-	[ET_R_NOT_PROFILED] = "not in ENORMOUSTEXT_PROFILE (ENORMOUSTEXT_PROFILE_STRICT)",
-	[ET_R_PROFILE] = "ENORMOUSTEXT_PROFILE cannot be used: nothing moved",
-	[ET_R_MEMCG] = "memcg: a copy would bring the memory cgroup near its limit",
-	[ET_R_SMAPS] = "could not read /proc/self/smaps",
-	[ET_R_FORKED] = "forked while another thread ran a pass: this child lists nothing",
-	[ET_R_RLIMIT_AS] = "RLIMIT_AS leaves too little address space: nothing done",
-	[ET_R_PMD_TOO_LARGE] = "huge pages larger than 32 MiB: too large for text, nothing done",
-};
+/* ------------------------------------------------------------ summary */
 
-const char *et_reason_text(enum et_reason r)
+/* What each counted window became, for the report: z zero-copy, c copied,
+ * h copied to the hugetlb pool, p padded copy, . left small.  Not for the
+ * test-only range passes, whose object does not outlive them. */
+static void record_kinds(const struct et_run *run, struct et_object *o, uint32_t counted)
 {
-	return (unsigned)r < ET_R__COUNT ? reason_texts[r] : "?";
+	if (run->again || counted == 0)
+		return;
+	if (o->kinds && o->kinds_len < (size_t)counted + 1) {
+		et_scratch_free(o->kinds, o->kinds_len);
+		o->kinds = NULL;
+	}
+	if (!o->kinds) {
+		o->kinds = et_scratch_alloc((size_t)counted + 1);
+		o->kinds_len = o->kinds ? (size_t)counted + 1 : 0;
+		if (!o->kinds)
+			return;
+	}
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < o->nwindows && n < counted; k++) {
+		const struct et_window *w = &run->wins[o->first_window + k];
+		if (w->pad && !w->huge && (!w->candidate || w->reason == ET_R_PAD_NOT_FREE))
+			continue;
+		o->kinds[n++] = !w->huge ? '.' : w->backend == ET_BACKEND_FILE ? 'z'
+		              : w->pad ? 'p' : w->backend == ET_BACKEND_HUGETLB ? 'h' : 'c';
+	}
+	o->kinds[n] = '\0';
 }
+
+void et_report_summarise(struct et_run *run)
+{
+	const uint64_t H = run->si.pmd_size;
+	for (size_t i = 0; i < run->nobjs; i++) {
+		struct et_object *o = &run->objs[i];
+		unsigned used[ET_BACKEND__COUNT] = { 0 };
+		o->remapped_bytes = o->huge_bytes = o->zero_copy_bytes = o->padded_bytes = 0;
+		o->eligible_bytes = 0;
+		o->windows_huge = 0;
+		o->reason = o->skip;
+		o->reason_mask = 0;
+		o->err = 0;
+		uint32_t counted = 0;
+		for (uint32_t k = 0; k < o->nwindows; k++) {
+			const struct et_window *w = &run->wins[o->first_window + k];
+			/* A padded window is a bonus: one that could not be had (the
+			 * rest of the window not free) is not a window left small. */
+			if (w->pad && !w->huge && (!w->candidate || w->reason == ET_R_PAD_NOT_FREE))
+				continue;
+			counted++;
+			/* a padded window's text is the part of its segment inside it */
+			const struct et_segment *sg = &o->segs[w->seg];
+			uint64_t text = H;
+			if (w->pad) {
+				uint64_t a = sg->start > w->addr ? sg->start : w->addr;
+				uint64_t e = sg->end < w->addr + H ? sg->end : w->addr + H;
+				text = e - a;
+			}
+			o->eligible_bytes += text;
+			if (w->remapped)
+				o->remapped_bytes += text;
+			if (w->huge) {
+				o->huge_bytes += text;
+				o->windows_huge++;
+				used[w->backend]++;
+				if (w->backend == ET_BACKEND_FILE)
+					o->zero_copy_bytes += H;
+				if (w->pad)
+					o->padded_bytes += H - text;
+			} else {
+				if (o->reason == ET_R_NONE)
+					o->reason = w->reason;
+				if (w->reason != ET_R_NONE)
+					o->reason_mask |= 1ull << w->reason;
+				if (!o->err)
+					o->err = w->err;
+			}
+		}
+		if (o->skip == ET_R_NONE) {
+			record_kinds(run, o, counted);
+			o->nwindows = counted;
+		}
+		o->backend = ET_BACKEND_NONE;
+		unsigned best = 0;
+		for (int b = 0; b < ET_BACKEND__COUNT; b++)
+			if (used[b] > best) {
+				best = used[b];
+				o->backend = (enum et_backend)b;
+			}
+	}
+}
+
+/* The process's figures from the object table: every object counts, so
+ * that the per-object figures add up; the reason is the process's, else
+ * the first reason a window stayed small. */
+void et_report_stats(const struct et_run *run, struct enormoustext_stats *out)
+{
+	struct enormoustext_stats st;
+	memset(&st, 0, sizeof st);
+	st.size = out->size;
+	st.ran = run->ran;
+	st.pmd_size = run->si.pmd_size;
+	st.elapsed_ns = run->elapsed_ns;
+	unsigned used[ET_BACKEND__COUNT] = { 0 };
+	const char *r = NULL, *detail = run->reason_detail;
+	if (run->reason != ET_R_NONE)
+		r = et_reason_text(run->reason);
+	for (size_t i = 0; i < run->nobjs; i++) {
+		/* Every object the API lists, so that per-object figures add up. */
+		const struct et_object *o = &run->objs[i];
+		st.objects++;
+		st.text_bytes += o->text_bytes;
+		st.eligible_bytes += o->skip == ET_R_NONE ? o->eligible_bytes : 0;
+		st.remapped_bytes += o->remapped_bytes;
+		st.huge_bytes += o->huge_bytes;
+		st.zero_copy_bytes += o->zero_copy_bytes;
+		st.padded_bytes += o->padded_bytes;
+		if (o->huge_bytes)
+			st.objects_huge++;
+		used[o->backend] += o->windows_huge;
+		/* Else the first reason a window stayed small. */
+		if (!r && o->skip == ET_R_NONE && o->reason != ET_R_NONE && o->reason != ET_R_MIN_BYTES)
+			r = et_reason_text(o->reason);
+	}
+	enum et_backend best = ET_BACKEND_NONE;
+	for (int b = 0, m = 0; b < ET_BACKEND__COUNT; b++)
+		if ((int)used[b] > m) {
+			m = (int)used[b];
+			best = (enum et_backend)b;
+		}
+	et_strlcpy(st.backend, et_backend_name(best), sizeof st.backend);
+	if (run->quick) {
+		st.text_bytes = run->quick_text;
+		r = "no loaded object has a text segment as large as one huge page";
+	}
+	if (!r && run->ran && st.eligible_bytes == 0)
+		r = "no whole huge-page window in any object's text";
+	if (r) {
+		if (detail)
+			snprintf(st.reason, sizeof st.reason, "%s: %s", r, detail);
+		else
+			et_strlcpy(st.reason, r, sizeof st.reason);
+	}
+	*out = st;
+}
+
+
+/* ---------------------------------------------------------------- log */
 
 /* "162", "1.4", "0.2": MiB with one decimal below 10 MiB. */
 static const char *mib(char *buf, size_t cap, uint64_t bytes)
@@ -114,7 +226,7 @@ void et_report_objects(const struct et_run *run, size_t first, size_t n)
 	}
 }
 
-void et_report_log(const struct et_run *run)
+void et_report_log(const struct et_run *run, const struct enormoustext_stats *stp)
 {
 	char a[32], b[32], pg[32];
 	if (!run->ran) {
@@ -122,8 +234,7 @@ void et_report_log(const struct et_run *run)
 			et_log(2, "%s", et_reason_text(run->reason));
 		return;
 	}
-	struct enormoustext_stats st = { .size = sizeof st };
-	enormoustext_get_stats(&st);
+	const struct enormoustext_stats st = *stp;
 	et_report_objects(run, 0, run->nobjs);
 	char extra[96] = "", z[32], pd[32];
 	if (st.zero_copy_bytes || st.padded_bytes)
@@ -198,29 +309,6 @@ static void jw_str(struct jw *j, const char *s)
 	jw_raw(j, "\"", 1);
 }
 
-/* Expand %p to the process id (several processes of a preloaded tree can
- * then share one ENORMOUSTEXT_REPORT value). */
-int et_expand_path(const char *in, char *out, size_t cap)
-{
-	size_t n = 0;
-	for (; *in; in++) {
-		char num[24];
-		const char *add = in;
-		size_t len = 1;
-		if (in[0] == '%' && in[1] == 'p') {
-			len = (size_t)snprintf(num, sizeof num, "%ld", (long)getpid());
-			add = num;
-			in++;
-		}
-		if (n + len + 1 > cap)
-			return -ENAMETOOLONG;
-		memcpy(out + n, add, len);
-		n += len;
-	}
-	out[n] = '\0';
-	return 0;
-}
-
 /* The report into out (opened here); 0 or -errno, out telling why. */
 static int report_json(const struct et_run *run, const char *path_in, struct et_out *out)
 {
@@ -236,9 +324,9 @@ static int report_json(const struct et_run *run, const char *path_in, struct et_
 	struct jw j = { .out = out, .n = 0 };
 
 	struct enormoustext_stats st = { .size = sizeof st };
-	enormoustext_get_stats(&st);
+	et_report_stats(run, &st);
 	jw_fmt(&j, "{\n  \"version\": \"%s\",\n  \"pid\": %ld,\n  \"ran\": %s,\n",
-	       enormoustext_version(), (long)getpid(), run->ran ? "true" : "false");
+	       ENORMOUSTEXT_VERSION_STRING, (long)getpid(), run->ran ? "true" : "false");
 	jw_lit(&j, "  \"reason\": ");
 	jw_str(&j, st.reason);
 	jw_fmt(&j, ",\n  \"pmd_size\": %llu,\n  \"thp_enabled\": \"%s\",\n  \"thp_defrag\": \"%s\",\n"

@@ -1,8 +1,12 @@
 /*
  * util.c — scratch memory, clocks, strings, and reading small files, all
- * without malloc or stdio (see internal.h for why).
+ * without malloc or stdio (see core/base.h for why).
  */
-#include "internal.h"
+#include "core/util.h"
+
+#include "os/os.h"
+
+#include <stdio.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,14 +18,14 @@
 
 void *et_scratch_alloc(size_t len)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = et_os_map_anon(len, false);
 	return p == MAP_FAILED ? NULL : p;
 }
 
 void et_scratch_free(void *p, size_t len)
 {
 	if (p)
-		munmap(p, len);
+		et_os_unmap(p, len);
 }
 
 uint64_t et_now_ns(void)
@@ -103,4 +107,27 @@ bool et_as_headroom_ok(void)
 	uint64_t limit = (uint64_t)rl.rlim_cur;
 	uint64_t margin = limit / 16 > (64ull << 20) ? limit / 16 : (64ull << 20);
 	return n > 0 && pages > 0 && used < limit && limit - used >= margin;
+}
+
+/* Expand %p to the process id (several processes of a preloaded tree can
+ * then share one ENORMOUSTEXT_REPORT value). */
+int et_expand_path(const char *in, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (; *in; in++) {
+		char num[24];
+		const char *add = in;
+		size_t len = 1;
+		if (in[0] == '%' && in[1] == 'p') {
+			len = (size_t)snprintf(num, sizeof num, "%ld", (long)getpid());
+			add = num;
+			in++;
+		}
+		if (n + len + 1 > cap)
+			return -ENAMETOOLONG;
+		memcpy(out + n, add, len);
+		n += len;
+	}
+	out[n] = '\0';
+	return 0;
 }

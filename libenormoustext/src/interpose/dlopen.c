@@ -1,10 +1,10 @@
 /*
- * dlhooks.c — libraries loaded after start-up.
+ * interpose/dlopen.c — libraries loaded after start-up.
  *
  * This library defines dlopen, dlmopen (glibc) and dlclose, so that calls
  * from the program and its libraries come here first (preloaded, or linked
  * ahead of libc); each reaches the loader's own function, found with
- * dlsym(RTLD_NEXT), and then asks init.c for a pass over what the loader
+ * dlsym(RTLD_NEXT), and then asks runtime/pass.c for a pass over what the loader
  * added or removed.  No lock of ours is held while the loader runs: the
  * new library's constructors and destructors may dlopen, dlclose, fork or
  * start threads as they please.
@@ -29,8 +29,15 @@
  * musl's dlopen does not depend on the caller, so there a plain wrapper is
  * exact.  Elsewhere (no stub for the architecture) the wrapper is C and
  * always direct: the old behaviour, with this caveat.
+ *
+ * Owns: dlopen, dlmopen, dlclose as the program sees them.
+ * May call: the loader's own functions, runtime/pass.h's et_after_* (the
+ * narrow interface into the runtime).
+ * Never: holds a lock of ours while the loader runs; changes which library
+ * a dlopen loads, or what dlerror says.
  */
-#include "internal.h"
+#include "interpose/interpose.h"
+#include "runtime/pass.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -42,22 +49,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
-
-#define ET_EXPORT __attribute__((visibility("default")))
-
-typedef void *(*dlopen_fn)(const char *, int);
-typedef int (*dlclose_fn)(void *);
-
-/* The loader's function of that name: the next definition after ours. */
-static void *next_symbol(void **cache, const char *name)
-{
-	void *p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-	if (!p) {
-		p = dlsym(RTLD_NEXT, name);
-		__atomic_store_n(cache, p, __ATOMIC_RELEASE);
-	}
-	return p;
-}
 
 static void *g_real_dlopen;
 
@@ -376,90 +367,4 @@ ET_EXPORT int dlclose(void *handle)
 		errno = e;
 	}
 	return r;
-}
-
-/*
- * Threads and SIGPROF, for ENORMOUSTEXT_RECORD's timer (record.c): while it
- * samples, a new thread gets a CPU-time timer of its own before it runs its
- * code, and a SIGPROF disposition the program sets stops the timers first.
- * Otherwise both pass straight through.
- */
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-
-ET_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
-{
-	static void *real;
-	pthread_create_fn next = (pthread_create_fn)next_symbol(&real, "pthread_create");
-	if (!next)
-		return EAGAIN;
-	void *w = et_record_threads_sampled() ? et_record_thread_wrap(fn, arg) : NULL;
-	if (!w)
-		return next(t, attr, fn, arg);
-	int r = next(t, attr, et_record_thread_start, w);
-	if (r != 0)
-		free(w);
-	return r;
-}
-
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-typedef void (*sighandler_fn)(int);
-typedef sighandler_fn (*signal_fn)(int, sighandler_fn);
-
-ET_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	static void *real;
-	sigaction_fn next = (sigaction_fn)next_symbol(&real, "sigaction");
-	if (!next) {
-		errno = ENOSYS;
-		return -1;
-	}
-	if (sig == SIGPROF && act)
-		et_record_sigprof_change((act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
-		                                                          (const void *)act->sa_handler);
-	return next(sig, act, old);
-}
-
-/* signal and the older ways to set a disposition (sysv_signal,
- * bsd_signal, sigset): libc sets it inside them with its own sigaction,
- * which the wrapper above does not see.  SIG_HOLD (sigset) blocks the
- * signal rather than setting a handler: the timers stop all the same
- * (their signals would only pile up). */
-static sighandler_fn set_handler(void **cache, const char *name, int sig, sighandler_fn handler)
-{
-	signal_fn next = (signal_fn)next_symbol(cache, name);
-	if (!next) {
-		errno = ENOSYS;
-		return SIG_ERR;
-	}
-	if (sig == SIGPROF)
-		et_record_sigprof_change((const void *)handler);
-	return next(sig, handler);
-}
-
-ET_EXPORT sighandler_fn signal(int sig, sighandler_fn handler)
-{
-	static void *real;
-	return set_handler(&real, "signal", sig, handler);
-}
-
-#ifdef __GLIBC__
-ET_EXPORT sighandler_fn sysv_signal(int sig, sighandler_fn handler)
-{
-	static void *real;
-	return set_handler(&real, "sysv_signal", sig, handler);
-}
-#endif
-
-/* Not declared by every libc under _GNU_SOURCE (an X/Open function). */
-ET_EXPORT sighandler_fn bsd_signal(int sig, sighandler_fn handler);
-ET_EXPORT sighandler_fn bsd_signal(int sig, sighandler_fn handler)
-{
-	static void *real;
-	return set_handler(&real, "bsd_signal", sig, handler);
-}
-
-ET_EXPORT sighandler_fn sigset(int sig, sighandler_fn handler)
-{
-	static void *real;
-	return set_handler(&real, "sigset", sig, handler);
 }

@@ -44,10 +44,13 @@
  * safe only because nothing is ever unmapped before the swap.
  */
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* mremap: without its prototype the result is truncated */
-#endif
-#include "internal.h"
+#include "runtime/remap.h"
+
+#include "core/log.h"
+#include "core/memcg.h"
+#include "core/smaps.h"
+#include "core/util.h"
+#include "os/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,32 +71,6 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-#ifndef MAP_HUGETLB
-#define MAP_HUGETLB 0x40000
-#endif
-#ifndef MAP_HUGE_SHIFT
-#define MAP_HUGE_SHIFT 26
-#endif
-#ifndef MREMAP_MAYMOVE
-#define MREMAP_MAYMOVE 1
-#endif
-#ifndef MREMAP_FIXED
-#define MREMAP_FIXED 2
-#endif
-
-static unsigned log2u64(uint64_t v)
-{
-	unsigned n = 0;
-	while (v > 1) {
-		v >>= 1;
-		n++;
-	}
-	return n;
-}
-
 /* The MAP_FIXED that was to fill window w's slot returned p, not the slot.
  * A failed MAP_FIXED may already have unmapped our reservation there: take
  * the range back only if it is free, else it is no longer ours and must
@@ -103,11 +80,10 @@ static void slot_failed(struct et_window *w, void *p, uint64_t H)
 	void *slot = (void *)(uintptr_t)w->slot;
 	w->reason = ET_R_NOMEM;
 	w->err = p == MAP_FAILED ? errno : EEXIST;
-	void *q = mmap(slot, H, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-	               MAP_FIXED_NOREPLACE, -1, 0);
+	void *q = et_os_reserve(slot, H, true);
 	if (q != slot) {
 		if (q != MAP_FAILED)
-			munmap(q, H);    /* an old kernel took the hint elsewhere */
+			et_os_unmap(q, H);    /* an old kernel took the hint elsewhere */
 		w->slot_lost = true;
 	}
 }
@@ -170,12 +146,12 @@ static void stage_file(struct et_run *run, struct et_window *w, uint64_t H, stru
 	if (fd < 0)
 		return;
 	/* Mapped read+execute from the start: it is never writable. */
-	void *p = mmap(slot, H, (int)w->prot, MAP_PRIVATE | MAP_FIXED, fd, (off_t)w->file_off);
+	void *p = et_os_place_file(slot, H, (int)w->prot, fd, w->file_off);
 	if (p != slot) {
 		slot_failed(w, p, H);
 		return;
 	}
-	if (madvise(slot, H, MADV_HUGEPAGE) != 0) {
+	if (et_os_advise(slot, H, MADV_HUGEPAGE) != 0) {
 		w->reason = ET_R_FILE_SMALL;
 		w->err = errno;
 		return;
@@ -183,7 +159,7 @@ static void stage_file(struct et_run *run, struct et_window *w, uint64_t H, stru
 	touch_first(slot);
 	/* Kernels with CONFIG_READ_ONLY_THP_FOR_FS can gather small cached
 	 * pages into a huge folio; elsewhere this is EINVAL, and smaps says. */
-	(void)madvise(slot, H, MADV_COLLAPSE);
+	(void)et_os_advise(slot, H, MADV_COLLAPSE);
 	w->staged = true;
 }
 
@@ -194,7 +170,7 @@ static void stage_one(struct et_run *run, struct et_window *w, uint64_t H, enum 
 {
 	void *slot = (void *)(uintptr_t)w->slot;
 	const void *src = (const void *)(uintptr_t)w->addr;
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+	uint64_t hugetlb = 0;
 
 	w->staged = false;
 	if (b == ET_BACKEND_FILE) {
@@ -207,9 +183,9 @@ static void stage_one(struct et_run *run, struct et_window *w, uint64_t H, enum 
 			w->err = ENOMEM;
 			return;
 		}
-		flags |= MAP_HUGETLB | (int)(log2u64(H) << MAP_HUGE_SHIFT);
+		hugetlb = H;
 	}
-	void *p = mmap(slot, H, PROT_READ | PROT_WRITE, flags, -1, 0);
+	void *p = et_os_place_anon(slot, H, PROT_READ | PROT_WRITE, hugetlb);
 	if (p != slot) {
 		slot_failed(w, p, H);
 		return;
@@ -218,7 +194,7 @@ static void stage_one(struct et_run *run, struct et_window *w, uint64_t H, enum 
 		(*pool_left)--;
 		/* Fault the pool pages in now: a hugetlb cgroup limit turns the
 		 * first write into SIGBUS, which here becomes an error instead. */
-		if (madvise(slot, H, MADV_POPULATE_WRITE) != 0 && errno != EINVAL) {
+		if (et_os_advise(slot, H, MADV_POPULATE_WRITE) != 0 && errno != EINVAL) {
 			w->reason = ET_R_NOMEM;
 			w->err = errno;
 			return;
@@ -226,7 +202,7 @@ static void stage_one(struct et_run *run, struct et_window *w, uint64_t H, enum 
 	}
 	/* thp: the first write fault of an aligned MADV_HUGEPAGE range takes a
 	 * whole huge page (policy and defrag permitting). */
-	if (b == ET_BACKEND_THP && madvise(slot, H, MADV_HUGEPAGE) != 0) {
+	if (b == ET_BACKEND_THP && et_os_advise(slot, H, MADV_HUGEPAGE) != 0) {
 		w->reason = ET_R_NOT_HUGE;
 		w->err = errno;
 		return;
@@ -236,14 +212,14 @@ static void stage_one(struct et_run *run, struct et_window *w, uint64_t H, enum 
 		       w->copy_hi - w->copy_lo);
 	else
 		memcpy(slot, src, H);
-	if (mprotect(slot, H, (int)w->prot) != 0) {
+	if (et_os_protect(slot, H, (int)w->prot) != 0) {
 		w->reason = ET_R_NOMEM;
 		w->err = errno;
 		return;
 	}
 	/* collapse: the filled small pages are gathered into one huge page; it
 	 * does not depend on the sysfs policy, only on the process and memory. */
-	if (b == ET_BACKEND_COLLAPSE && madvise(slot, H, MADV_COLLAPSE) != 0) {
+	if (b == ET_BACKEND_COLLAPSE && et_os_advise(slot, H, MADV_COLLAPSE) != 0) {
 		w->reason = ET_R_NOT_HUGE;
 		w->err = errno;
 		return;
@@ -284,7 +260,7 @@ static void release_claims(struct et_window *w)
 {
 	for (int i = 0; i < 2; i++)
 		if (w->claim_hi[i] > w->claim_lo[i])
-			munmap((void *)(uintptr_t)w->claim_lo[i], w->claim_hi[i] - w->claim_lo[i]);
+			et_os_unmap((void *)(uintptr_t)w->claim_lo[i], w->claim_hi[i] - w->claim_lo[i]);
 }
 
 static bool claim_free_parts(struct et_window *w)
@@ -294,15 +270,14 @@ static bool claim_free_parts(struct et_window *w)
 			continue;
 		void *want = (void *)(uintptr_t)w->claim_lo[i];
 		size_t len = w->claim_hi[i] - w->claim_lo[i];
-		void *p = mmap(want, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-		               MAP_FIXED_NOREPLACE, -1, 0);
+		void *p = et_os_reserve(want, len, true);
 		if (p != want) {
 			int e = p == MAP_FAILED ? errno : EEXIST;
 			if (p != MAP_FAILED)
-				munmap(p, len);     /* an old kernel took the hint elsewhere */
+				et_os_unmap(p, len);     /* an old kernel took the hint elsewhere */
 			for (int k = 0; k < i; k++)
 				if (w->claim_hi[k] > w->claim_lo[k])
-					munmap((void *)(uintptr_t)w->claim_lo[k], w->claim_hi[k] - w->claim_lo[k]);
+					et_os_unmap((void *)(uintptr_t)w->claim_lo[k], w->claim_hi[k] - w->claim_lo[k]);
 			w->reason = ET_R_PAD_NOT_FREE;
 			w->err = e;
 			return false;
@@ -339,16 +314,16 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 	const size_t span = (2 * k - 1) * H;
 	const size_t len = span + H;
 
-	char *r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *r = et_os_reserve(NULL, len, false);
 	if (r == MAP_FAILED) {
 		round_fail_all(run, b, ET_R_NOMEM, errno);
 		return;
 	}
 	uintptr_t base = ((uintptr_t)r + H - 1) & ~(uintptr_t)(H - 1);
 	if (base > (uintptr_t)r)
-		munmap(r, base - (uintptr_t)r);
+		et_os_unmap(r, base - (uintptr_t)r);
 	if ((uintptr_t)r + len > base + span)
-		munmap((void *)(base + span), (uintptr_t)r + len - (base + span));
+		et_os_unmap((void *)(base + span), (uintptr_t)r + len - (base + span));
 
 	/* Steps 1-3. */
 	size_t i = 0;
@@ -406,8 +381,7 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 			run->objs[w->object].elapsed_ns += et_now_ns() - t;
 			continue;
 		}
-		void *p = mremap((void *)(uintptr_t)w->slot, H, H, MREMAP_MAYMOVE | MREMAP_FIXED,
-		                 (void *)(uintptr_t)w->addr);
+		void *p = et_os_swap((void *)(uintptr_t)w->slot, H, (void *)(uintptr_t)w->addr);
 		if (p == (void *)(uintptr_t)w->addr) {
 			w->remapped = true;
 			w->backend = b;
@@ -433,12 +407,12 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 		if (!w->slot)
 			continue;
 		if (!w->remapped && !w->slot_lost)
-			munmap((void *)(uintptr_t)w->slot, H);
+			et_os_unmap((void *)(uintptr_t)w->slot, H);
 		w->slot = 0;
 		w->slot_lost = false;
 	}
 	for (size_t g = 0; g + 1 < k; g++)
-		munmap((void *)(base + (2 * g + 1) * H), H);
+		et_os_unmap((void *)(base + (2 * g + 1) * H), H);
 }
 
 /* mremap of hugetlb mappings works from Linux 5.16; before, a failed
@@ -650,42 +624,4 @@ void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
 	}
 	if (run->opt.prime)
 		reprime(run, &pool_left);
-}
-
-/*
- * Step 8: confirm from smaps.  A VMA may hold several windows (neighbouring
- * anonymous replacements can merge, a file mapping spans many): its huge
- * bytes are handed out window by window, so the totals are exact and no
- * window is counted huge that its VMA cannot account for.
- */
-void et_verify(struct et_run *run)
-{
-	const uint64_t H = run->si.pmd_size;
-	struct et_smaps sm;
-	if (et_smaps_read(&sm, "/proc/self/smaps") != 0) {
-		for (size_t j = 0; j < run->nwins; j++)
-			if (run->wins[j].remapped || run->wins[j].file_huge)
-				run->wins[j].reason = ET_R_UNVERIFIED;
-		return;
-	}
-	const struct et_vma *cur = NULL;
-	uint64_t budget = 0;
-	for (size_t j = 0; j < run->nwins; j++) {
-		struct et_window *w = &run->wins[j];
-		if (!w->remapped && !w->file_huge)
-			continue;
-		const struct et_vma *v = et_smaps_find(&sm, w->addr);
-		if (v != cur) {
-			cur = v;
-			budget = v ? et_vma_huge_bytes(v) : 0;
-		}
-		if (v && w->addr + H <= v->end && budget >= H) {
-			budget -= H;
-			w->huge = true;
-		} else {
-			w->huge = false;
-			w->reason = ET_R_UNVERIFIED;
-		}
-	}
-	et_smaps_free(&sm);
 }

@@ -1,5 +1,7 @@
 /*
- * perfmap.c — a perf map for moved text (ENORMOUSTEXT_PERFMAP=1).
+ * core/elfsyms.c — the functions of an ELF file in given address ranges,
+ * as perf-map lines: for the perf map of moved text (ENORMOUSTEXT_PERFMAP=1,
+ * runtime/perfmap.c) and the command's `perfmap`.
  *
  * An anonymous copy has no file name in /proc/PID/maps, so perf cannot
  * find the symbols of samples in it.  perf reads /tmp/perf-PID.map for such
@@ -11,8 +13,14 @@
  * mapping would kill the program with SIGBUS).  The map goes through
  * outfile.c: beside and renamed in, never through a link or into a FIFO
  * someone put at its name in /tmp.
+ *
+ * Owns: reading symbol tables from a file, without libelf or malloc.
+ * May call: util (scratch memory), outfile (the lines' destination).
+ * Never: maps the file; reads anything but a regular file.
  */
-#include "internal.h"
+#include "core/elfsyms.h"
+
+#include "core/util.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -187,72 +195,4 @@ done:
 	et_scratch_free(mem, SYM_BUF + STR_BUF);
 	close(fd);
 	return count;
-}
-
-/* The process (pid) whose map this library has written: its later passes
- * add to it, while a map left by an earlier process with the same pid is
- * replaced. */
-static pid_t g_map_pid;
-
-int et_perfmap_write(const struct et_run *run)
-{
-	bool moved = false;
-	for (size_t i = 0; i < run->nobjs && !moved; i++)
-		moved = run->objs[i].remapped_bytes != 0;
-	if (!moved)
-		return 0;
-	char path[64], eb[24], why[160];
-	pid_t me = getpid();
-	snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)me);
-	/* /tmp is anyone's: a link or a FIFO put at our name is not followed,
-	 * only a regular file is replaced */
-	struct et_out out;
-	int e = et_out_open(&out, path,
-	                    ET_OUT_NOFOLLOW | ET_OUT_FILES_ONLY | (g_map_pid == me ? ET_OUT_KEEP : 0));
-	if (e) {
-		const char *w = et_out_why(&out, why, sizeof why);
-		et_log(0, "ENORMOUSTEXT_PERFMAP: cannot write %s: %s%s", path, w ? w : et_out_errno_text(-e, eb),
-		       w ? ": left alone" : "");
-		return 0;
-	}
-	size_t total = 0;
-	const uint64_t H = run->si.pmd_size;
-	for (size_t i = 0; i < run->nobjs; i++) {
-		const struct et_object *o = &run->objs[i];
-		if (!o->remapped_bytes)
-			continue;
-		/* The moved windows, neighbours merged, in chunks of 32 ranges.
-		 * Every window of the object: after summarise(), o->nwindows
-		 * counts only the windows the report counts (padded ones that
-		 * could not be had are left out), while the table still holds
-		 * them all, from o->first_window on. */
-		uint64_t ranges[64];
-		size_t n = 0;
-		for (size_t j = o->first_window; j < run->nwins && run->wins[j].object == (uint32_t)i; j++) {
-			const struct et_window *w = &run->wins[j];
-			if (!w->remapped)
-				continue;
-			if (n && ranges[2 * n - 1] == w->addr) {
-				ranges[2 * n - 1] = w->addr + H;
-				continue;
-			}
-			if (n == 32) {
-				total += et_perfmap_symbols(&out, o->path, o->base, ranges, n);
-				n = 0;
-			}
-			ranges[2 * n] = w->addr;
-			ranges[2 * n + 1] = w->addr + H;
-			n++;
-		}
-		total += et_perfmap_symbols(&out, o->path, o->base, ranges, n);
-	}
-	e = et_out_commit(&out);
-	if (e) {
-		const char *w = et_out_why(&out, why, sizeof why);
-		et_log(0, "ENORMOUSTEXT_PERFMAP: cannot write %s: %s", path, w ? w : et_out_errno_text(-e, eb));
-		return 0;
-	}
-	g_map_pid = me;
-	et_log(2, "perf map %s: %zu functions in moved text", path, total);
-	return (int)total;
 }

@@ -1,0 +1,36 @@
+/*
+ * core/run.h — one pass of the pipeline as plain data: the options and
+ * facts it runs with, the objects it looks at and the windows it plans.
+ *
+ *   options ─▶ sysinfo ─▶ objects ─▶ plan ─▶ remap ─▶ verify ─▶ report
+ *
+ * Each stage reads what the ones before it wrote here and writes its own
+ * part; runtime/pipeline.c drives them in that order.
+ */
+#ifndef ET_CORE_RUN_H
+#define ET_CORE_RUN_H
+
+#include "core/plan.h"
+#include "core/sysinfo.h"
+
+struct et_run {
+	struct et_options opt;
+	struct et_sysinfo si;
+	struct et_object *objs;
+	size_t nobjs;
+	struct et_window *wins;
+	size_t nwins;
+	uint64_t t0_ns, elapsed_ns;
+	enum et_reason reason;         /* process-level reason (off, secure, ...) */
+	const char *reason_detail;
+	bool ran;
+	bool quick;                    /* stopped after counting: no object has a
+	                                  segment as large as a huge page */
+	bool quick_lazy;               /* ... and the checks for later passes wait
+	                                  for the first dlopen */
+	bool again;                    /* windows already moved may move again */
+	unsigned passes;               /* passes run so far (0: start-up) */
+	uint64_t quick_text;           /* text bytes seen by that count */
+};
+
+#endif

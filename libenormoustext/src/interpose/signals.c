@@ -1,0 +1,103 @@
+/*
+ * interpose/signals.c — pthread_create and the ways to set a signal
+ * disposition (sigaction, signal, sysv_signal, bsd_signal, sigset), for
+ * ENORMOUSTEXT_RECORD's timer (runtime/record.c).
+ *
+ * Owns: those symbols as the program sees them.
+ * May call: the next definition of each (libc's), runtime/record.h's hooks.
+ * Never: changes what the program's call does or returns; the library's
+ * own sigaction calls never come here (os/perf.c calls libc's).
+ */
+#include "interpose/interpose.h"
+#include "runtime/record.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+
+/*
+ * Threads and SIGPROF, for ENORMOUSTEXT_RECORD's timer (record.c): while it
+ * samples, a new thread gets a CPU-time timer of its own before it runs its
+ * code, and a SIGPROF disposition the program sets stops the timers first.
+ * Otherwise both pass straight through.
+ */
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+ET_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	static void *real;
+	pthread_create_fn next = (pthread_create_fn)next_symbol(&real, "pthread_create");
+	if (!next)
+		return EAGAIN;
+	void *w = et_record_threads_sampled() ? et_record_thread_wrap(fn, arg) : NULL;
+	if (!w)
+		return next(t, attr, fn, arg);
+	int r = next(t, attr, et_record_thread_start, w);
+	if (r != 0)
+		free(w);
+	return r;
+}
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef void (*sighandler_fn)(int);
+typedef sighandler_fn (*signal_fn)(int, sighandler_fn);
+
+ET_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	static void *real;
+	sigaction_fn next = (sigaction_fn)next_symbol(&real, "sigaction");
+	if (!next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (sig == SIGPROF && act)
+		et_record_sigprof_change((act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
+		                                                          (const void *)act->sa_handler);
+	return next(sig, act, old);
+}
+
+/* signal and the older ways to set a disposition (sysv_signal,
+ * bsd_signal, sigset): libc sets it inside them with its own sigaction,
+ * which the wrapper above does not see.  SIG_HOLD (sigset) blocks the
+ * signal rather than setting a handler: the timers stop all the same
+ * (their signals would only pile up). */
+static sighandler_fn set_handler(void **cache, const char *name, int sig, sighandler_fn handler)
+{
+	signal_fn next = (signal_fn)next_symbol(cache, name);
+	if (!next) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	if (sig == SIGPROF)
+		et_record_sigprof_change((const void *)handler);
+	return next(sig, handler);
+}
+
+ET_EXPORT sighandler_fn signal(int sig, sighandler_fn handler)
+{
+	static void *real;
+	return set_handler(&real, "signal", sig, handler);
+}
+
+#ifdef __GLIBC__
+ET_EXPORT sighandler_fn sysv_signal(int sig, sighandler_fn handler)
+{
+	static void *real;
+	return set_handler(&real, "sysv_signal", sig, handler);
+}
+#endif
+
+/* Not declared by every libc under _GNU_SOURCE (an X/Open function). */
+ET_EXPORT sighandler_fn bsd_signal(int sig, sighandler_fn handler);
+ET_EXPORT sighandler_fn bsd_signal(int sig, sighandler_fn handler)
+{
+	static void *real;
+	return set_handler(&real, "bsd_signal", sig, handler);
+}
+
+ET_EXPORT sighandler_fn sigset(int sig, sighandler_fn handler)
+{
+	static void *real;
+	return set_handler(&real, "sigset", sig, handler);
+}

@@ -1,0 +1,133 @@
+/*
+ * os/mm.c — memory-management system calls (see os.h).
+ *
+ * Owns: every mmap, munmap, mremap, madvise, mprotect and mincore of the
+ * library, and the read of /proc/self/pagemap.
+ * May call: libc only.
+ * Never: decides anything (the callers do), logs, allocates, keeps state.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* mremap: without its prototype the result is truncated */
+#endif
+#include "os/os.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB 0x40000
+#endif
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+#ifndef MREMAP_MAYMOVE
+#define MREMAP_MAYMOVE 1
+#endif
+#ifndef MREMAP_FIXED
+#define MREMAP_FIXED 2
+#endif
+
+
+void *et_os_reserve(void *at, size_t len, bool exact)
+{
+	return mmap(at, len, PROT_NONE,
+	            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (exact ? MAP_FIXED_NOREPLACE : 0), -1, 0);
+}
+
+static unsigned log2u64(uint64_t v)
+{
+	unsigned n = 0;
+	while (v > 1) {
+		v >>= 1;
+		n++;
+	}
+	return n;
+}
+
+void *et_os_place_anon(void *at, size_t len, int prot, uint64_t hugetlb_size)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+	if (hugetlb_size)
+		flags |= MAP_HUGETLB | (int)(log2u64(hugetlb_size) << MAP_HUGE_SHIFT);
+	return mmap(at, len, prot, flags, -1, 0);
+}
+
+void *et_os_place_file(void *at, size_t len, int prot, int fd, uint64_t off)
+{
+	return mmap(at, len, prot, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off);
+}
+
+void *et_os_map_anon(size_t len, bool noreserve)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE,
+	            MAP_PRIVATE | MAP_ANONYMOUS | (noreserve ? MAP_NORESERVE : 0), -1, 0);
+}
+
+void *et_os_map_shared(size_t len, int fd)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+}
+
+int et_os_unmap(void *p, size_t len)
+{
+	return munmap(p, len);
+}
+
+int et_os_advise(void *p, size_t len, int advice)
+{
+	return madvise(p, len, advice);
+}
+
+int et_os_protect(void *p, size_t len, int prot)
+{
+	return mprotect(p, len, prot);
+}
+
+void *et_os_swap(void *from, size_t len, void *to)
+{
+	return mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+}
+
+/* mincore fails with ENOMEM on any hole.  (Pages of 4 KiB are assumed: a
+ * larger page only makes the span checked larger.) */
+bool et_os_mapped(const void *p, size_t len)
+{
+	uintptr_t pg = (uintptr_t)p & ~(uintptr_t)4095;
+	unsigned char vec[4];
+	size_t span = ((uintptr_t)p + len - pg + 4095) & ~(size_t)4095;
+	if (span > 4 * 4096)
+		return false;
+	return mincore((void *)pg, span, vec) == 0;
+}
+
+bool et_os_pages_private(uint64_t addr, uint64_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	if (pg <= 0)
+		return true;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	bool patched = false;
+	uint64_t e[512];
+	uint64_t pages = len / (uint64_t)pg;
+	for (uint64_t done = 0; done < pages && !patched;) {
+		uint64_t n = pages - done < 512 ? pages - done : 512;
+		off_t off = (off_t)((addr / (uint64_t)pg + done) * 8);
+		ssize_t r = pread(fd, e, n * 8, off);
+		if (r != (ssize_t)(n * 8)) {
+			patched = true;
+			break;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			if ((e[i] >> 63) & 1 && !((e[i] >> 61) & 1))
+				patched = true;
+		done += n;
+	}
+	close(fd);
+	return patched;
+}

@@ -1,0 +1,74 @@
+/*
+ * os/os.h — the only layer that makes memory-management, perf-event and
+ * timer system calls, and the only one that knows the kernel's structure
+ * layouts for them (os/perf.c, os/perf_attr.h).  Everything above it —
+ * core (scratch memory) and runtime (remap, verify, objects, record) —
+ * asks here, so that what the library does to the address space can be
+ * read in one place.
+ *
+ * Each function keeps the system call's contract: a pointer or MAP_FAILED,
+ * 0 or -1, with errno set by the kernel.  Nothing here allocates, logs or
+ * keeps state (but the cached address of libc's sigaction).
+ */
+#ifndef ET_OS_H
+#define ET_OS_H
+
+#include "core/base.h"
+
+#include <signal.h>
+
+/* ---------------------------------------------------------- address space */
+
+/* PROT_NONE, private, anonymous, no swap reserved: address space held for
+ * later.  exact: only at `at`, never over anything (MAP_FIXED_NOREPLACE;
+ * an old kernel may place it elsewhere — the caller checks). */
+ET_HIDDEN void *et_os_reserve(void *at, size_t len, bool exact);
+/* Private anonymous memory, mapped over [at, at + len) (MAP_FIXED), with
+ * prot; hugetlb_size != 0: from the hugetlb pool of pages of that size. */
+ET_HIDDEN void *et_os_place_anon(void *at, size_t len, int prot, uint64_t hugetlb_size);
+/* A private mapping of fd at off, over [at, at + len) (MAP_FIXED). */
+ET_HIDDEN void *et_os_place_file(void *at, size_t len, int prot, int fd, uint64_t off);
+/* Anywhere: private anonymous read-write memory (noreserve: no swap
+ * reserved for it, MAP_NORESERVE). */
+ET_HIDDEN void *et_os_map_anon(size_t len, bool noreserve);
+/* Anywhere: a shared read-write mapping of fd (a perf ring). */
+ET_HIDDEN void *et_os_map_shared(size_t len, int fd);
+ET_HIDDEN int et_os_unmap(void *p, size_t len);
+ET_HIDDEN int et_os_advise(void *p, size_t len, int advice);
+ET_HIDDEN int et_os_protect(void *p, size_t len, int prot);
+/*
+ * THE SWAP: one mremap(MREMAP_MAYMOVE | MREMAP_FIXED) of [from, from+len)
+ * onto `to`.  The kernel does it under the mmap write lock: a thread
+ * executing `to` sees the old bytes or the new, never a hole.  On failure
+ * the mapping at `to` is untouched (hugetlb: only from Linux 5.16 — see
+ * runtime/remap.c).  Returns `to`, or MAP_FAILED.
+ */
+ET_HIDDEN void *et_os_swap(void *from, size_t len, void *to);
+/* Is every page of [p, p + len) mapped?  (mincore; at most 16 KiB.) */
+ET_HIDDEN bool et_os_mapped(const void *p, size_t len);
+/* Does any page of [addr, addr + len) hold a private (anonymous) copy of a
+ * file page?  From /proc/self/pagemap: present (bit 63) and not
+ * file-backed (bit 61).  When pagemap cannot be read: yes, the careful
+ * answer. */
+ET_HIDDEN bool et_os_pages_private(uint64_t addr, uint64_t len);
+
+/* ---------------------------------------------------------- perf, timers */
+
+struct perf_event_attr;
+/* perf_event_open for this process on one CPU, close-on-exec: fd or -1. */
+ET_HIDDEN long et_os_perf_open(struct perf_event_attr *a, int cpu);
+/* A timer on the calling thread's CPU time that sends `signo` (with `tag`
+ * as its value) to that thread: 0 and *id, or -1 with errno. */
+ET_HIDDEN int et_os_thread_timer_create(int signo, void *tag, int *id);
+/* Fire every `ns` nanoseconds from now on: 0 or -1 with errno. */
+ET_HIDDEN int et_os_timer_every(int id, long ns);
+ET_HIDDEN void et_os_timer_delete(int id);
+
+/* ---------------------------------------------------------------- signals */
+
+/* libc's own sigaction, past any wrapper of it in the process (this
+ * library's interpose/signals.c among them): the library's own handlers
+ * are not the program's dispositions. */
+ET_HIDDEN int et_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * os/perf.c — perf-event and timer system calls, with the kernel's own
+ * structure layouts for the raw calls (see os.h).
+ *
+ * Owns: perf_event_open, gettid, timer_create/settime/delete as raw system
+ * calls (glibc and musl differ in how they spell the thread id of
+ * SIGEV_THREAD_ID; musl on i386 has a 64-bit time_t, the system call the
+ * old one), and libc's own sigaction.
+ * May call: libc, the loader (dlsym, once).
+ * Never: logs, allocates, keeps state but that one address.
+ */
+#include "os/os.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include(<linux/perf_event.h>)
+#include <linux/perf_event.h>
+#define ET_OS_HAVE_PERF 1
+#endif
+#endif
+
+long et_os_perf_open(struct perf_event_attr *a, int cpu)
+{
+#ifdef ET_OS_HAVE_PERF
+	return syscall(SYS_perf_event_open, a, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+#else
+	(void)a;
+	(void)cpu;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+struct k_sigevent {
+	union sigval value;
+	int signo, notify;
+	union {
+		int tid;
+		int pad[(64 - 2 * sizeof(int) - sizeof(union sigval)) / sizeof(int)];
+	} u;
+};
+struct k_itimerspec {
+	long interval_s, interval_ns, value_s, value_ns;
+};
+#ifndef SIGEV_THREAD_ID
+#define SIGEV_THREAD_ID 4
+#endif
+
+int et_os_thread_timer_create(int signo, void *tag, int *id)
+{
+	struct k_sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.value.sival_ptr = tag;
+	sev.signo = signo;
+	sev.notify = SIGEV_THREAD_ID;
+	sev.u.tid = (int)syscall(SYS_gettid);
+	*id = -1;
+	return syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, id) != 0 ? -1 : 0;
+}
+
+int et_os_timer_every(int id, long ns)
+{
+	struct k_itimerspec its = { 0, ns, 0, ns };
+	return syscall(SYS_timer_settime, id, 0, &its, NULL) != 0 ? -1 : 0;
+}
+
+void et_os_timer_delete(int id)
+{
+	syscall(SYS_timer_delete, id);
+}
+
+/* In the shared library, `sigaction` would bind to the first definition in
+ * the process — this library's own wrapper when it is preloaded; the next
+ * one after this object is libc's.  A static program (no dlsym) has no
+ * wrapper: libc's is the only one. */
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+int et_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	static sigaction_fn real;
+	sigaction_fn fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+	if (!fn) {
+		fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+		if (!fn)
+			fn = sigaction;
+		__atomic_store_n(&real, fn, __ATOMIC_RELEASE);
+	}
+	return fn(sig, act, old);
+}

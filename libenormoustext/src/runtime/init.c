@@ -1,0 +1,224 @@
+/*
+ * runtime/init.c — the constructor and the process's life-cycle.
+ *
+ * The constructor runs once per process, whether the library is preloaded,
+ * linked, or both: it reads the options (one pass over environ), decides
+ * whether this copy acts, and starts the first pass (runtime/pass.c),
+ * which runs the pipeline over every loaded object:
+ *
+ *   options ─▶ sysinfo ─▶ objects ─▶ plan ─▶ remap ─▶ verify ─▶ report
+ *
+ * "Once" holds across copies too: if this copy (say, linked statically
+ * into the program) finds another copy's public symbol first in the global
+ * scope (say, a preloaded libenormoustext.so), it leaves the work to that
+ * one and answers the API calls with its figures (runtime/other.c).
+ *
+ * In a secure-execution process (AT_SECURE) nothing is read from the
+ * environment and nothing is done: the environment is the caller's, not
+ * the program's.
+ *
+ * Owns: the environment snapshot and its warnings, the start-up decisions
+ * (off, quick, speak, act).
+ * May call: core (options, log, sysinfo), runtime (objects: a count;
+ * pass: the start; record; report; other; the public API for the figures).
+ * Never: a system call or a symbol lookup in the common case (no text
+ * segment as large as a huge page, nothing to say): it runs in every
+ * process of a preloaded tree.
+ */
+#include "core/log.h"
+#include "core/options.h"
+#include "core/sysinfo.h"
+#include "runtime/objects.h"
+#include "runtime/other.h"
+#include "runtime/pass.h"
+#include "runtime/record.h"
+#include "runtime/report.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+static int g_started;
+
+/* Named by api.c, so that a static link that takes the API takes this
+ * object, with its constructor, too. */
+ET_HIDDEN extern const char et_init_linked;
+const char et_init_linked = 1;
+
+/*
+ * Reading the options: the ENORMOUSTEXT* entries of the environment are
+ * gathered in one pass over environ (seven getenv calls would scan it seven
+ * times, at every start of every process of a preloaded tree); warnings
+ * are kept until we know this copy is the one that speaks.
+ */
+extern char **environ;
+
+struct pending_warning {
+	const char *name, *value, *accepts;
+};
+
+/* Up to ET_ENV_KEEP entries are kept; with more (a long-lived shell that
+ * exports everything), lookups scan environ itself: nothing is dropped, so
+ * ENORMOUSTEXT=0 always wins. */
+#define ET_ENV_KEEP 32
+#define ET_UNKNOWN_KEEP 4
+
+struct start_ctx {
+	const char *env[ET_ENV_KEEP];
+	int nenv;
+	bool overflow;
+	struct pending_warning w[ET_OPT__COUNT];
+	int nwarn;
+	/* ENORMOUSTEXT* variables that are not options (misspelt?) */
+	const char *unknown[ET_UNKNOWN_KEEP];
+	int nunknown;
+};
+
+/* If s starts with prefix, what follows it; else NULL.  Written out rather
+ * than strncmp: on this path every first call of a libc function costs a
+ * lazy symbol binding, in every process. */
+static const char *after_prefix(const char *s, const char *prefix)
+{
+	for (; *prefix; s++, prefix++)
+		if (*s != *prefix)
+			return NULL;
+	return s;
+}
+
+static void env_snapshot_take(struct start_ctx *c)
+{
+	c->nenv = 0;
+	c->overflow = false;
+	c->nunknown = 0;
+	for (char **e = environ; e && *e; e++) {
+		const char *v = *e;
+		if (v[0] != 'E' || !after_prefix(v, "ENORMOUSTEXT"))
+			continue;
+		if (c->nenv < ET_ENV_KEEP)
+			c->env[c->nenv++] = v;
+		else
+			c->overflow = true;
+		if (!et_option_known(v)) {
+			if (c->nunknown < ET_UNKNOWN_KEEP)
+				c->unknown[c->nunknown] = v;
+			c->nunknown++;
+		}
+	}
+}
+
+static const char *env_get(const char *name, void *ctx)
+{
+	const struct start_ctx *c = ctx;
+	const char *const *list = c->env;
+	int n = c->nenv;
+	if (c->overflow) {
+		list = (const char *const *)environ;
+		n = -1;
+	}
+	for (int i = 0; n < 0 ? list && list[i] != NULL : i < n; i++) {
+		const char *rest = after_prefix(list[i], name);
+		if (rest && *rest == '=')
+			return rest + 1;
+	}
+	return NULL;
+}
+
+/* "ENORMOUSTEXT_VERBOS=1": one line naming it and the nearest real name. */
+static void warn_unknown(const struct start_ctx *c)
+{
+	for (int i = 0; i < c->nunknown && i < ET_UNKNOWN_KEEP; i++) {
+		char name[64];
+		size_t n = 0;
+		for (const char *p = c->unknown[i]; *p && *p != '=' && n + 1 < sizeof name; p++)
+			name[n++] = *p;
+		name[n] = '\0';
+		const char *near = et_option_nearest(name);
+		if (near)
+			et_log(0, "%s is not a variable of libenormoustext (did you mean %s?): ignored", name, near);
+		else
+			et_log(0, "%s is not a variable of libenormoustext: ignored", name);
+	}
+	if (c->nunknown > ET_UNKNOWN_KEEP)
+		et_log(0, "and %d more ENORMOUSTEXT* variables that are not libenormoustext's: ignored",
+		       c->nunknown - ET_UNKNOWN_KEEP);
+}
+
+static void env_warn(const char *name, const char *value, const char *accepts, void *ctx)
+{
+	struct start_ctx *c = ctx;
+	if (c->nwarn < ET_OPT__COUNT)
+		c->w[c->nwarn++] = (struct pending_warning){ name, value, accepts };
+}
+
+/*
+ * Start-up.  The common case — no text segment as large as a huge page,
+ * nothing to say — must cost next to nothing: one pass over environ and
+ * one over the loaded objects, no system call, no symbol lookup.
+ */
+__attribute__((constructor)) static void et_constructor(void)
+{
+	struct et_run *run = et_pass_state();
+	if (__atomic_exchange_n(&g_started, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (getauxval(AT_SECURE)) {
+		run->reason = ET_R_SECURE;
+		return;
+	}
+	struct start_ctx c = { .nenv = 0, .nwarn = 0 };
+	env_snapshot_take(&c);
+	et_options_parse(&run->opt, env_get, env_warn, &c);
+	bool silenced = run->opt.verbose_set && run->opt.verbose == 0;
+	/* recording is independent of moving text (a baseline can be recorded
+	 * with ENORMOUSTEXT=0) */
+	if (run->opt.record) {
+		et_log_setup(run->opt.verbose, silenced);
+		et_record_start(run->opt.record);
+	}
+	if (!run->opt.enabled)
+		run->reason = ET_R_OFF;
+
+	uint64_t max_seg = 0;
+	et_objects_collect(NULL, 0, &max_seg, &run->quick_text);
+	uint64_t floor = et_pmd_size_floor();
+	/* "quick": nothing to move now; "account": the user wants every object
+	 * described, which needs the whole pipeline anyway. */
+	bool quick = floor && max_seg < floor;
+	bool account = run->opt.enabled && (run->opt.verbose >= 2 || run->opt.report);
+	bool speak = ((c.nwarn > 0 || c.nunknown > 0) && !silenced) || run->opt.verbose >= 1 || run->opt.report;
+
+	/* Whatever is loaded later (dlopen) is handled unless the library is
+	 * off or another copy does the work; that check costs a symbol lookup,
+	 * so in the quick case it waits until a dlopen needs it. */
+	if (run->opt.enabled && quick && !account) {
+		run->ran = true;
+		run->quick = true;
+		run->si.pmd_size = floor;
+		if (!speak) {
+			et_log_setup(run->opt.verbose, silenced);
+			et_pass_start_quick();
+			return;
+		}
+	}
+	if (!run->opt.enabled && !speak)
+		return;
+
+	/* From here on this copy acts or speaks: unless another copy of the
+	 * library in this process does. */
+	if (et_other_find())
+		return;
+	et_log_setup(run->opt.verbose, silenced);
+	for (int i = 0; i < c.nwarn; i++)
+		et_log(0, "%s=%s is not valid: it accepts %s; using the default", c.w[i].name,
+		       c.w[i].value, c.w[i].accepts);
+	warn_unknown(&c);
+	if (run->opt.enabled)
+		et_pass_start();
+	/* the figures as the API gives them (which first runs a pass that
+	 * was asked for meanwhile) */
+	struct enormoustext_stats st = { .size = sizeof st };
+	if (run->ran)
+		enormoustext_get_stats(&st);
+	et_report_log(run, &st);
+	if (run->opt.report)
+		et_report_write(run);
+}

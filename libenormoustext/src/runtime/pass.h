@@ -1,0 +1,42 @@
+/*
+ * runtime/pass.h — the object table and the passes over it (pass.c), as
+ * the rest of the runtime sees them: the constructor starts them, the API
+ * reads the table and asks for passes, the interposed loader functions
+ * report what the loader did.
+ */
+#ifndef ET_RUNTIME_PASS_H
+#define ET_RUNTIME_PASS_H
+
+#include "core/run.h"
+
+/* The process's run.  The constructor (init.c) fills its options and
+ * process-level facts before the first pass; afterwards only passes and
+ * readers (et_pass_read) touch it. */
+ET_HIDDEN struct et_run *et_pass_state(void);
+/* A quick start-up: nothing to move now; the checks wait for a dlopen. */
+ET_HIDDEN void et_pass_start_quick(void);
+/* The start-up pass over every loaded object (waits for the lock). */
+ET_HIDDEN void et_pass_start(void);
+/* fn(run, arg) with the table held still: a snapshot for the API.  A pass
+ * that was asked for runs first, never while the table is held. */
+ET_HIDDEN void et_pass_read(void (*fn)(const struct et_run *, void *), void *arg);
+/* enormoustext_refresh and enormoustext_remap_range (include/enormoustext.h). */
+ET_HIDDEN int et_pass_refresh(void);
+ET_HIDDEN int et_pass_range(const void *start, size_t len);
+
+/* What the loader did (interpose/dlopen.c, after it returned): */
+/* dlopen returned a handle: a pass over what is new. */
+ET_HIDDEN void et_after_dlopen(void);
+/* dlopen failed: as et_after_dlopen, but nothing that could reset the
+ * loader's error text (dlerror) before the caller reads it. */
+ET_HIDDEN void et_after_failed_dlopen(void);
+/* Before a dlopen that goes to the loader untouched: what it loads is
+ * moved by the next pass. */
+ET_HIDDEN void et_after_untracked_dlopen(void);
+/* dlmopen: the objects of that namespace (head of its link maps). */
+struct link_map;
+ET_HIDDEN void et_after_dlmopen(const struct link_map *head);
+/* dlclose: objects gone leave the table (at the next pass). */
+ET_HIDDEN void et_after_dlclose(void);
+
+#endif
