@@ -604,7 +604,7 @@ done
 if [[ -n $LIB && -n $BIGTEXT && -n $LIBBIGTEXT ]]; then
 	echo "== bigtext plain and with libenormoustext.so preloaded"
 	# Fresh copies: a file the linker has just written may sit in the page
-	# cache as 2 MiB folios and be mapped huge with no help (DESIGN.md, 6).
+	# cache as 2 MiB folios and be mapped huge with no help.
 	mkdir -p "$tmp/bt"
 	cp "$BIGTEXT" "$tmp/bt/bigtext" && cp "$LIBBIGTEXT" "$tmp/bt/libbigtext.so"
 	bt_run() { # OUT plain|preload

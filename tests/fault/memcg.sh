@@ -1,6 +1,6 @@
 #!/bin/bash
 # fault.memcg — in a memory cgroup the plain program fits, the preloaded
-# program fits too (DESIGN section 4b).  Copies of text windows (thp,
+# program fits too.  Copies of text windows (thp,
 # collapse) are anonymous memory charged to the cgroup and, with no swap,
 # never reclaimed; the library copies only what the cgroup's limits leave
 # (libenormoustext/src/core/memcg.c) and says which windows stayed small and why.

@@ -12,7 +12,8 @@
 
 SWAPS=${FAULT_CC_SWAPS:-10000}
 # Copies: their page cache is small, so the windows are anonymous copies
-# from the start, which remap_range copies again (see DESIGN.md section 6).
+# from the start, which remap_range copies again (windows already moved may
+# move again: runtime/pass.c, et_pass_range).
 fresh "$FAULT_BIN/cc_swaps" "$IT_BIN/libbigtext.so"
 cd "$D" || exit 2
 

@@ -1,10 +1,14 @@
 /*
- * log.c — the one log facility.
+ * core/log.c — the one log facility.
  *
  * Every line starts with "enormoustext: ", is formatted into a stack buffer
  * and leaves with a single write(2) to stderr: no stdio buffer, no malloc,
  * errno preserved — it is called from a constructor that may run before the
  * program's allocator or stdio are ready.
+ *
+ * Owns: the level and whether the user silenced the library.
+ * May call: libc (vsnprintf into a stack buffer, write).
+ * Never: prints when silenced (ENORMOUSTEXT_VERBOSE=0), not even a warning.
  */
 #include "core/log.h"
 

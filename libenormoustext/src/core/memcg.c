@@ -1,12 +1,12 @@
 /*
- * memcg.c — how much anonymous memory the process's memory cgroups still
+ * core/memcg.c — how much anonymous memory the process's memory cgroups still
  * let the remapper copy text into.
  *
  * A copied window (the thp and collapse backends) is anonymous memory: it
  * is charged to the process's memory cgroup and, with no swap, can never be
  * reclaimed, while the page-cache text it replaces could have been.  A
  * program that fits its cgroup without the library must fit it with the
- * library (DESIGN section 4b), so the remapper asks here, once per pass,
+ * library, so the remapper asks here, once per pass,
  * how many bytes it may still copy: the smallest (limit - usage - margin)
  * over the process's cgroup and every ancestor (a parent's limit applies
  * to its children), in both hierarchies:
@@ -29,6 +29,11 @@
  * without this module; a limit file that holds something that is not a
  * number, or a limit whose usage cannot be read, gives a budget of 0 there
  * (there may be a limit, and how near it is cannot be known).
+ *
+ * Owns: reading cgroup limits and usage; et_memcg_keep_best (which held-back
+ * windows may still be copied, hottest first).
+ * May call: core (util).
+ * Never: changes a cgroup; allocates; uses stdio.
  */
 #include "core/memcg.h"
 

@@ -1,11 +1,15 @@
 /*
- * smaps.c — the mappings of a process and what backs them, from
+ * core/smaps.c — the mappings of a process and what backs them, from
  * /proc/PID/smaps: the only place that says whether a range really sits on
  * huge pages (AnonHugePages, FilePmdMapped, ShmemPmdMapped, *_Hugetlb).
  *
  * Parsed with read(2) into a scratch mapping: no stdio, no malloc.  The
  * tables are sized for the kernel's maximum map count but only the pages
  * touched cost memory.
+ *
+ * Owns: the smaps text format.
+ * May call: core (util: scratch memory).
+ * Never: judges what it reads (runtime/verify.c does).
  */
 #include "core/smaps.h"
 

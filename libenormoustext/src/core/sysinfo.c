@@ -1,11 +1,16 @@
 /*
- * sysinfo.c — what the system allows: PMD size, THP policy (enabled,
+ * core/sysinfo.c — the sysinfo stage: what the system allows: PMD size, THP policy (enabled,
  * defrag), whether THP is disabled for this process, and the hugetlb pool
  * for the PMD size.  Readers take a root directory so that tests can point
  * them at a fake sysfs tree; nothing here changes a setting.
  *
  * It also owns the backend order `auto` tries (et_backend_chain), a pure
- * function of those facts.
+ * function of those facts, and the PMD size limits (et_pmd_size_floor,
+ * et_pmd_size_usable).
+ *
+ * Owns: the facts of struct et_sysinfo.
+ * May call: core (util: small files).
+ * Never: changes a setting; keeps state.
  */
 #include "core/sysinfo.h"
 

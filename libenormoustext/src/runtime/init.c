@@ -20,7 +20,7 @@
  * Owns: the environment snapshot and its warnings, the start-up decisions
  * (off, quick, speak, act).
  * May call: core (options, log, sysinfo), runtime (objects: a count;
- * pass: the start; record; report; other; the public API for the figures).
+ * pass: the start and a snapshot of the figures; record; report; other).
  * Never: a system call or a symbol lookup in the common case (no text
  * segment as large as a huge page, nothing to say): it runs in every
  * process of a preloaded tree.
@@ -155,6 +155,11 @@ static void env_warn(const char *name, const char *value, const char *accepts, v
  * nothing to say — must cost next to nothing: one pass over environ and
  * one over the loaded objects, no system call, no symbol lookup.
  */
+static void stats_read(const struct et_run *run, void *st)
+{
+	et_report_stats(run, st);
+}
+
 __attribute__((constructor)) static void et_constructor(void)
 {
 	struct et_run *run = et_pass_state();
@@ -213,11 +218,11 @@ __attribute__((constructor)) static void et_constructor(void)
 	warn_unknown(&c);
 	if (run->opt.enabled)
 		et_pass_start();
-	/* the figures as the API gives them (which first runs a pass that
-	 * was asked for meanwhile) */
+	/* the figures as the API gives them (a pass that was asked for
+	 * meanwhile runs first) */
 	struct enormoustext_stats st = { .size = sizeof st };
 	if (run->ran)
-		enormoustext_get_stats(&st);
+		et_pass_read(stats_read, &st);
 	et_report_log(run, &st);
 	if (run->opt.report)
 		et_report_write(run);

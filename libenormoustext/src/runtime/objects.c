@@ -1,11 +1,16 @@
 /*
- * objects.c — the loaded objects, from dl_iterate_phdr.
+ * runtime/objects.c — the objects stage: the loaded objects, from
+ * dl_iterate_phdr (and a dlmopen namespace's link maps).
  *
  * For each object: its executable PT_LOAD segments at run-time addresses,
  * GNU build-id, whether it has text relocations, and whether it is one we
  * must leave alone (the vdso, this library itself).  Paths come from the
  * loader; the main program's (which the loader reports as "") is resolved
  * later from the mappings.
+ *
+ * Owns: reading the loader's list and each object's program headers.
+ * May call: core (util), os (is a page mapped).
+ * Never: takes a lock (the caller is inside dl_iterate_phdr); allocates.
  */
 
 #include "runtime/objects.h"

@@ -10,12 +10,22 @@
 
 #include <dlfcn.h>
 
+/* Is p in the same loaded object as this code?  (Not "p == &our own
+ * function": naming the API here would make this module call api.c.) */
+static bool in_this_object(void *p)
+{
+	Dl_info a, b;
+	if (!dladdr(p, &a) || !dladdr((void *)&et_other_find, &b))
+		return true;   /* cannot tell: act as the only copy, as without a match */
+	return a.dli_fbase == b.dli_fbase;
+}
+
 struct et_other et_other;
 
 bool et_other_find(void)
 {
 	void *p = dlsym(RTLD_DEFAULT, "enormoustext_get_stats");
-	if (!p || p == (void *)&enormoustext_get_stats)
+	if (!p || in_this_object(p))
 		return false;
 	et_other.stats = (int (*)(struct enormoustext_stats *))p;
 	et_other.count = (int (*)(void))dlsym(RTLD_DEFAULT, "enormoustext_object_count");

@@ -1,5 +1,5 @@
 /*
- * remap.c — moving text windows onto huge pages (DESIGN section 2).
+ * runtime/remap.c — the remap stage: moving text windows onto huge pages.
  *
  * For each window [w, w + H) of executable text:
  *   1. prepare a replacement off to the side, H-aligned, read-write,
@@ -42,6 +42,13 @@
  * Nothing here allocates: the remap path may run inside the windows it
  * moves (libc's memcpy, this very code when linked statically), which is
  * safe only because nothing is ever unmapped before the swap.
+ *
+ * Owns: staging, the rounds, the swap, the memory cgroup budget of a pass.
+ * May call: core (memcg, smaps, log, util), os (every mapping change goes
+ * through os/mm.c: et_os_swap is THE SWAP).
+ * Never: makes a mapping writable and executable at once; unmaps or maps
+ * over live text (only the one mremap replaces it); allocates; takes a
+ * lock (the caller holds the pass lock and the loader's).
  */
 
 #include "runtime/remap.h"
@@ -493,7 +500,7 @@ static void reprime(struct et_run *run, long *pool_left)
 }
 
 /*
- * The memory cgroup's budget (memcg.c, DESIGN section 4b): a copy is
+ * The memory cgroup's budget (core/memcg.c): a copy is
  * anonymous memory charged to the process's cgroup for its whole life, and
  * with no swap it cannot be reclaimed, unlike the page-cache text it
  * replaces.  The budget is read once per pass (the first round that
