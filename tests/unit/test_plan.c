@@ -1,5 +1,8 @@
 /*
- * test_plan.c — the pure planner, et_plan_windows, on synthetic segments.
+ * test_plan.c — the pure planner on synthetic objects: et_plan_windows and
+ * et_plan_pads on segment lists; et_plan_object (an object's windows, pads
+ * in place), et_plan_classify (include/exclude) and et_plan_hot (the hot
+ * windows of a profile) on made-up runs, touching no memory but the tables.
  *
  * Every case checks the count from the counting call (cap = 0), the count
  * from the filling call, each window's address/segment/object, and that the
@@ -490,4 +493,176 @@ Test(plan, pad_near_the_top_of_the_address_space)
 	cr_assert_eq(pads(&s, 1, 4096, w, 8), 1);
 	cr_assert_eq(w[0].addr, UINT64_MAX - (2 * MIB - 1));
 	cr_assert_eq(w[0].copy_hi, UINT64_MAX - 4094);
+}
+
+/* ------------------------------------------------------- objects and runs */
+
+#include "core/profile.h"
+#include "core/run.h"
+
+#include <string.h>
+
+
+static struct et_run run_of(struct et_object *objs, size_t n, struct et_window *wins, size_t nwins)
+{
+	struct et_run r;
+	memset(&r, 0, sizeof r);
+	r.objs = objs;
+	r.nobjs = n;
+	r.wins = wins;
+	r.nwins = nwins;
+	r.si.pmd_size = H2M;
+	r.opt.pad_threshold = 4096;
+	r.opt.backend = ET_BACKEND_AUTO;
+	r.opt.hot_coverage = 90;
+	r.opt.profile = "hot.prof";
+	return r;
+}
+
+/* Text 0x1f0000..0x610000 (64 KiB in each partial window): a head pad [0, 2M), windows 2M..6M, a tail pad
+ * [6M, 8M) — in address order, each with its segment's index. */
+Test(plan, object_windows_in_address_order_with_pads)
+{
+	static struct et_object o;
+	memset(&o, 0, sizeof o);
+	o.segs[0] = seg(0x1000, 0x1000);   /* empty first segment: no window */
+	o.segs[1] = seg(0x1f0000, 0x610000);
+	o.nsegs = 2;
+	struct et_run r = run_of(&o, 1, NULL, 0);
+	size_t n = et_plan_object(&r, &o, 7, NULL);
+	cr_assert_eq(n, 4, "count: %zu", n);
+	struct et_window w[5];
+	memset(w, GUARD_BYTE, sizeof w);
+	cr_assert_eq(et_plan_object(&r, &o, 7, w), 4);
+	const uint64_t want[4] = { 0, H2M, 2 * H2M, 3 * H2M };
+	const bool pad[4] = { true, false, false, true };
+	for (int i = 0; i < 4; i++) {
+		cr_expect_eq(w[i].addr, want[i], "window %d at %#llx", i, (unsigned long long)w[i].addr);
+		cr_expect_eq(w[i].pad, pad[i], "window %d pad %d", i, w[i].pad);
+		cr_expect_eq(w[i].seg, 1u, "window %d seg %u", i, w[i].seg);
+		cr_expect_eq(w[i].object, 7u);
+	}
+	cr_expect_eq(((unsigned char *)&w[4])[0], GUARD_BYTE, "wrote past the count");
+}
+
+/* Padding needs a copy: not with the file backend alone, not when windows
+ * move again (a range pass), not with the threshold 0. */
+Test(plan, object_no_pads_without_a_copy)
+{
+	static struct et_object o;
+	memset(&o, 0, sizeof o);
+	o.segs[0] = seg(0x1f0000, 0x610000);
+	o.nsegs = 1;
+	struct et_run r = run_of(&o, 1, NULL, 0);
+	cr_expect_eq(et_plan_object(&r, &o, 0, NULL), 4);
+	r.opt.backend = ET_BACKEND_FILE;
+	cr_expect_eq(et_plan_object(&r, &o, 0, NULL), 2, "file backend: whole windows only");
+	r.opt.backend = ET_BACKEND_AUTO;
+	r.again = true;
+	cr_expect_eq(et_plan_object(&r, &o, 0, NULL), 2, "moving again: whole windows only");
+	r.again = false;
+	r.opt.pad_threshold = 0;
+	cr_expect_eq(et_plan_object(&r, &o, 0, NULL), 2, "threshold 0: never pad");
+}
+
+Test(plan, classify_include_and_exclude)
+{
+	static struct et_object o;
+	memset(&o, 0, sizeof o);
+	strcpy(o.path, "/usr/lib/libfoo.so.1");
+	struct et_run r = run_of(&o, 1, NULL, 0);
+	et_plan_classify(&r, &o);
+	cr_expect_eq(o.skip, ET_R_NONE, "no lists: considered");
+	r.opt.include = "libbar*";
+	et_plan_classify(&r, &o);
+	cr_expect_eq(o.skip, ET_R_NOT_INCLUDED);
+	o.skip = ET_R_NONE;
+	r.opt.include = "libfoo*";
+	r.opt.exclude = "/usr/lib/*";
+	et_plan_classify(&r, &o);
+	cr_expect_eq(o.skip, ET_R_EXCLUDED, "exclude wins over include");
+	o.skip = ET_R_VDSO;
+	r.opt.include = r.opt.exclude = NULL;
+	et_plan_classify(&r, &o);
+	cr_expect_eq(o.skip, ET_R_VDSO, "an earlier skip stays");
+}
+
+/* Four windows with 10, 60, 0 and 30 samples (object at base 0x10000000):
+ * 90% coverage keeps the 60 and the 30; a budget of one window keeps the
+ * 60 alone; the others are cold, with their heat recorded. */
+static const char *hot_profile =
+	"enormoustext-profile 1\n"
+	"granule 4096\n"
+	"object 0123456789abcdef0123456789abcdef01234567 /bin/hot\n"
+	"0 10\n"
+	"200000 60\n"
+	"600000 30\n";
+
+static void hot_setup(struct et_object *o, struct et_window *w, struct et_profile *p)
+{
+	memset(o, 0, sizeof *o);
+	strcpy(o->path, "/bin/hot");
+	strcpy(o->build_id, "0123456789abcdef0123456789abcdef01234567");
+	o->base = 0x10000000;
+	o->nwindows = 4;
+	o->first_window = 0;
+	for (int i = 0; i < 4; i++) {
+		memset(&w[i], 0, sizeof w[i]);
+		w[i].addr = o->base + (uint64_t)i * H2M;
+		w[i].candidate = true;
+	}
+	cr_assert_eq(et_profile_parse(p, hot_profile, strlen(hot_profile)), 0, "profile: %s", p->err);
+}
+
+Test(plan, hot_windows_by_coverage)
+{
+	static struct et_object o;
+	struct et_window w[4];
+	struct et_profile p;
+	hot_setup(&o, w, &p);
+	struct et_run r = run_of(&o, 1, w, 4);
+	et_plan_hot(&r, &p);
+	const bool keep[4] = { false, true, false, true };
+	const uint64_t heat[4] = { 10, 60, 0, 30 };
+	for (int i = 0; i < 4; i++) {
+		cr_expect_eq(w[i].candidate, keep[i], "window %d kept %d", i, w[i].candidate);
+		cr_expect_eq(w[i].reason, keep[i] ? ET_R_NONE : ET_R_COLD, "window %d reason %d", i, w[i].reason);
+		cr_expect_eq(w[i].heat, heat[i], "window %d heat %llu", i, (unsigned long long)w[i].heat);
+		cr_expect(w[i].heat_known);
+	}
+	et_profile_free(&p);
+}
+
+Test(plan, hot_windows_within_budget)
+{
+	static struct et_object o;
+	struct et_window w[4];
+	struct et_profile p;
+	hot_setup(&o, w, &p);
+	struct et_run r = run_of(&o, 1, w, 4);
+	r.opt.hot_budget = H2M;
+	et_plan_hot(&r, &p);
+	for (int i = 0; i < 4; i++)
+		cr_expect_eq(w[i].candidate, i == 1, "window %d kept %d", i, w[i].candidate);
+	et_profile_free(&p);
+}
+
+Test(plan, hot_strict_leaves_unprofiled_objects_alone)
+{
+	static struct et_object o;
+	struct et_window w[4];
+	struct et_profile p;
+	hot_setup(&o, w, &p);
+	strcpy(o.build_id, "ffffffffffffffffffffffffffffffffffffffff");
+	struct et_run r = run_of(&o, 1, w, 4);
+	et_plan_hot(&r, &p);
+	for (int i = 0; i < 4; i++)
+		cr_expect(w[i].candidate, "not strict: an object the profile lacks follows the normal rules");
+	r.opt.profile_strict = true;
+	et_plan_hot(&r, &p);
+	for (int i = 0; i < 4; i++) {
+		cr_expect(!w[i].candidate);
+		cr_expect_eq(w[i].reason, ET_R_NOT_PROFILED);
+	}
+	et_profile_free(&p);
 }
