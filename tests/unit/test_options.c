@@ -688,3 +688,23 @@ Test(options, nearest_name_for_a_misspelling)
 	longname[sizeof longname - 1] = '\0';
 	cr_expect_null(et_option_nearest(longname), "a long name is cut, not overflowed");
 }
+
+/* ENORMOUSTEXT_DEFER: 0, or an integer with ms or s, at most a day. */
+Test(options, parse_duration)
+{
+	uint64_t ns = 7;
+	cr_expect_eq(et_parse_duration("0", &ns), 0);
+	cr_expect_eq(ns, 0);
+	cr_expect_eq(et_parse_duration("250ms", &ns), 0);
+	cr_expect_eq(ns, 250000000ull);
+	cr_expect_eq(et_parse_duration("3s", &ns), 0);
+	cr_expect_eq(ns, 3000000000ull);
+	cr_expect_eq(et_parse_duration("86400s", &ns), 0);
+	cr_expect_eq(ns, 86400000000000ull);
+	ns = 7;
+	const char *bad[] = { "", "1", "ms", "s", "-1s", "1.5s", "10 ms", "1sec", "1m", "86401s",
+	                      "86400001ms", "18446744073709551616s", "99999999999999999999ms", "0s0" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		cr_expect_eq(et_parse_duration(bad[i], &ns), -EINVAL, "'%s' accepted", bad[i]);
+	cr_expect_eq(ns, 7, "a refused value changed the result");
+}

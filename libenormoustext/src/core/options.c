@@ -49,6 +49,8 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"with a profile: leave alone the objects it does not have" },
 	[ET_OPT_RECORD] = { "ENORMOUSTEXT_RECORD", "", "a writable file path",
 		"sample this process; write a profile here at exit (%p: pid)" },
+	[ET_OPT_DEFER] = { "ENORMOUSTEXT_DEFER", "0", "a duration: 0, or an integer with ms or s",
+		"move text on a worker thread once the process has lived this long" },
 };
 
 const struct et_option_desc *et_option_table(size_t *count)
@@ -205,6 +207,34 @@ int et_parse_backend(const char *s, enum et_backend *out)
 	return -EINVAL;
 }
 
+int et_parse_duration(const char *s, uint64_t *ns)
+{
+	if (s[0] == '0' && s[1] == '\0') {
+		*ns = 0;
+		return 0;
+	}
+	uint64_t n = 0;
+	const char *p = s;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (n > 86400000)
+			return -EINVAL;
+		n = n * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == s)
+		return -EINVAL;
+	uint64_t unit;
+	if (p[0] == 'm' && p[1] == 's' && p[2] == '\0')
+		unit = 1000000;
+	else if (p[0] == 's' && p[1] == '\0')
+		unit = 1000000000;
+	else
+		return -EINVAL;
+	if (n * (unit / 1000000) > 86400000)   /* a day, in ms */
+		return -EINVAL;
+	*ns = n * unit;
+	return 0;
+}
+
 /* A glob list is valid when it has at least one non-empty element. */
 static bool glob_list_valid(const char *s)
 {
@@ -328,6 +358,9 @@ int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, vo
 		case ET_OPT_RECORD:
 			if (*v)
 				o->record = v;
+			break;
+		case ET_OPT_DEFER:
+			ok = et_parse_duration(v, &o->defer_ns);
 			break;
 		case ET_OPT__COUNT:
 			break;

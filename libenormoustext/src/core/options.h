@@ -34,6 +34,7 @@ enum et_option_id {
 	ET_OPT_HOT_BUDGET,   /* ENORMOUSTEXT_HOT_BUDGET */
 	ET_OPT_PROFILE_STRICT,/* ENORMOUSTEXT_PROFILE_STRICT */
 	ET_OPT_RECORD,       /* ENORMOUSTEXT_RECORD */      /* ENORMOUSTEXT_PERFMAP */
+	ET_OPT_DEFER,        /* ENORMOUSTEXT_DEFER */
 	ET_OPT__COUNT
 };
 
@@ -54,6 +55,7 @@ struct et_options {
 	uint64_t hot_budget;       /* at most this many bytes of windows (0: no limit) */
 	bool profile_strict;       /* objects the profile does not have are left alone */
 	const char *record;        /* write a profile of this process here at exit */
+	uint64_t defer_ns;         /* start-up work on a worker after this long (0: in the constructor) */
 };
 
 /* How one option is described: the table in options.c is the only place
@@ -83,6 +85,8 @@ ET_HIDDEN bool et_option_known(const char *entry);
 ET_HIDDEN const char *et_option_nearest(const char *name);
 ET_HIDDEN int et_parse_size(const char *s, uint64_t *out);       /* K/M/G suffixes */
 ET_HIDDEN int et_parse_bool(const char *s, bool *out);
+/* "0", or an integer with "ms" or "s" (at most a day), in nanoseconds. */
+ET_HIDDEN int et_parse_duration(const char *s, uint64_t *ns);
 ET_HIDDEN const char *et_backend_name(enum et_backend b);
 ET_HIDDEN int et_parse_backend(const char *s, enum et_backend *out);
 /* Does `path` match one of the colon-separated globs (full path or basename)? */

@@ -64,6 +64,17 @@ ET_HIDDEN int et_os_thread_timer_create(int signo, void *tag, int *id);
 ET_HIDDEN int et_os_timer_every(int id, long ns);
 ET_HIDDEN void et_os_timer_delete(int id);
 
+/* ---------------------------------------------------------------- threads */
+
+#include <pthread.h>
+/* Start fn(arg) on a new joinable thread of libc's (past any wrapper),
+ * every signal blocked in it, with a stack of `stack` bytes (0: libc's
+ * default).  0, or an errno (EAGAIN: RLIMIT_NPROC; EPERM: a seccomp filter
+ * that forbids clone; ENOSYS: no pthread_create in a static program). */
+ET_HIDDEN int et_os_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, size_t stack);
+/* The calling thread's name, as top -H and /proc/PID/task/TID/comm show it. */
+ET_HIDDEN void et_os_thread_name(const char *name);
+
 /* ---------------------------------------------------------------- signals */
 
 /* libc's own sigaction, past any wrapper of it in the process (this

@@ -28,6 +28,7 @@
 #include "core/log.h"
 #include "core/options.h"
 #include "core/sysinfo.h"
+#include "runtime/defer.h"
 #include "runtime/objects.h"
 #include "runtime/other.h"
 #include "runtime/pass.h"
@@ -160,6 +161,23 @@ static void stats_read(const struct et_run *run, void *st)
 	et_report_stats(run, st);
 }
 
+/* The first pass, then the summary line and the report: in the
+ * constructor, or on the deferred worker (runtime/defer.c). */
+static void start_and_report(void)
+{
+	struct et_run *run = et_pass_state();
+	if (run->opt.enabled)
+		et_pass_start();
+	/* the figures as the API gives them (a pass that was asked for
+	 * meanwhile runs first) */
+	struct enormoustext_stats st = { .size = sizeof st };
+	if (run->ran)
+		et_pass_read(stats_read, &st);
+	et_report_log(run, &st);
+	if (run->opt.report)
+		et_report_write(run);
+}
+
 __attribute__((constructor)) static void et_constructor(void)
 {
 	struct et_run *run = et_pass_state();
@@ -216,14 +234,16 @@ __attribute__((constructor)) static void et_constructor(void)
 		et_log(0, "%s=%s is not valid: it accepts %s; using the default", c.w[i].name,
 		       c.w[i].value, c.w[i].accepts);
 	warn_unknown(&c);
-	if (run->opt.enabled)
-		et_pass_start();
-	/* the figures as the API gives them (a pass that was asked for
-	 * meanwhile runs first) */
-	struct enormoustext_stats st = { .size = sizeof st };
-	if (run->ran)
-		et_pass_read(stats_read, &st);
-	et_report_log(run, &st);
-	if (run->opt.report)
-		et_report_write(run);
+	/* ENORMOUSTEXT_DEFER: the same work, later, on a worker thread; when
+	 * no thread can be made (seccomp, RLIMIT_NPROC, a static program),
+	 * here and now, with a line that says why. */
+	if (run->opt.enabled && run->opt.defer_ns && !run->quick) {
+		int e = et_defer_start(run->opt.defer_ns, start_and_report);
+		if (e == 0)
+			return;
+		char eb[24];
+		et_log(1, "ENORMOUSTEXT_DEFER: no worker thread (%s): text moved at start-up",
+		       et_errno_text(e, eb));
+	}
+	start_and_report();
 }

@@ -1,0 +1,142 @@
+/*
+ * runtime/defer.c — ENORMOUSTEXT_DEFER: the start-up work off the program's
+ * threads.
+ *
+ * With ENORMOUSTEXT_DEFER=<duration> the constructor does not run the
+ * start-up pass: it starts one thread, named "enormoustext", that sleeps
+ * until the process has lived that long (wall-clock time from the
+ * constructor: a server waiting for its first connection counts as alive),
+ * then runs the pass the constructor would have run (the same pass, the
+ * same lock: runtime/pass.c), then ends.  A process that exits first pays
+ * for one thread and nothing else.  Swapping a window while other threads
+ * execute it is what the swap is made for (runtime/remap.c, step 5).
+ *
+ * Owns: the worker's life: its state, its deadline, standing it down.
+ * May call: os (the thread: libc's pthread_create past any wrapper, every
+ * signal blocked, a name), core (log, util).
+ * Never: runs a program's signal handler (every signal is blocked in the
+ * worker from its first instruction); leaves a thread behind when a caller
+ * needs the process single-threaded (et_defer_stand_down joins it).
+ *
+ * fork while the worker waits or works: the child has no worker, and its
+ * work is not done there (documented in the README); the parent's goes on.
+ */
+#include "runtime/defer.h"
+
+#include "core/log.h"
+#include "core/util.h"
+#include "os/os.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+enum { D_NONE = 0, D_WAITING, D_WORKING, D_DONE, D_STOOD_DOWN };
+
+static pthread_mutex_t g_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_c;
+static int g_state;             /* D_*, under g_m */
+static bool g_stop;             /* asked to stand down, under g_m */
+static bool g_joinable;         /* g_thread is ours to join */
+static pthread_t g_thread;
+static void (*g_work)(void);
+static struct timespec g_deadline;   /* CLOCK_MONOTONIC */
+
+/* The worker's stack: the pipeline keeps its tables in scratch mappings,
+ * its largest frames are a few path buffers. */
+#define ET_DEFER_STACK (256u << 10)
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	et_os_thread_name("enormoustext");
+	pthread_mutex_lock(&g_m);
+	while (!g_stop) {
+		int e = pthread_cond_timedwait(&g_c, &g_m, &g_deadline);
+		if (e == ETIMEDOUT)
+			break;
+	}
+	if (g_stop) {
+		g_state = D_STOOD_DOWN;
+		pthread_cond_broadcast(&g_c);
+		pthread_mutex_unlock(&g_m);
+		return NULL;
+	}
+	g_state = D_WORKING;
+	pthread_mutex_unlock(&g_m);
+	g_work();
+	pthread_mutex_lock(&g_m);
+	g_state = D_DONE;
+	pthread_cond_broadcast(&g_c);
+	pthread_mutex_unlock(&g_m);
+	return NULL;
+}
+
+/* The child of a fork has no worker: its work is not done there. */
+static void atfork_child(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	g_m = m;
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&g_c, &a);
+	pthread_condattr_destroy(&a);
+	if (g_state == D_WAITING || g_state == D_WORKING)
+		g_state = D_STOOD_DOWN;
+	g_joinable = false;
+}
+
+int et_defer_start(uint64_t delay_ns, void (*work)(void))
+{
+	pthread_condattr_t a;
+	int e = pthread_condattr_init(&a);
+	if (e)
+		return e;
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	e = pthread_cond_init(&g_c, &a);
+	pthread_condattr_destroy(&a);
+	if (e)
+		return e;
+	clock_gettime(CLOCK_MONOTONIC, &g_deadline);
+	uint64_t ns = (uint64_t)g_deadline.tv_nsec + delay_ns % 1000000000ull;
+	g_deadline.tv_sec += (time_t)(delay_ns / 1000000000ull + ns / 1000000000ull);
+	g_deadline.tv_nsec = (long)(ns % 1000000000ull);
+	g_work = work;
+	g_state = D_WAITING;
+	e = et_os_thread_start(&g_thread, worker, NULL, ET_DEFER_STACK);
+	if (e) {
+		g_state = D_NONE;
+		return e;
+	}
+	g_joinable = true;
+	pthread_atfork(NULL, NULL, atfork_child);
+	return 0;
+}
+
+bool et_defer_waiting(void)
+{
+	int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	return st == D_WAITING || st == D_WORKING;
+}
+
+void et_defer_stand_down(const char *what)
+{
+	if (!__atomic_load_n(&g_joinable, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&g_m);
+	bool was_waiting = g_state == D_WAITING;
+	if (was_waiting) {
+		g_stop = true;
+		pthread_cond_broadcast(&g_c);
+	}
+	bool join = g_joinable && !pthread_equal(g_thread, pthread_self());
+	if (join)
+		g_joinable = false;
+	pthread_mutex_unlock(&g_m);
+	if (!join)
+		return;
+	pthread_join(g_thread, NULL);
+	if (was_waiting && g_state == D_STOOD_DOWN)
+		et_log(1, "ENORMOUSTEXT_DEFER: %s before the deferral ended: nothing moved", what);
+}

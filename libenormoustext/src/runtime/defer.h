@@ -1,0 +1,24 @@
+/*
+ * runtime/defer.h — ENORMOUSTEXT_DEFER: the start-up work on a worker
+ * thread of the library's, once the process has lived that long (defer.c).
+ */
+#ifndef ET_RUNTIME_DEFER_H
+#define ET_RUNTIME_DEFER_H
+
+#include "core/base.h"
+
+/* Run work() on a new thread "enormoustext" once delay_ns of wall-clock
+ * time have passed since the process started (AT_... : the constructor's
+ * call is the start).  0, or an errno: no thread could be made (seccomp,
+ * RLIMIT_NPROC, a static program), and the caller does the work itself. */
+ET_HIDDEN int et_defer_start(uint64_t delay_ns, void (*work)(void));
+/* Before something that needs the process single-threaded or changes its
+ * view of the system (unshare, setns, chroot: interpose/ns.c): a worker
+ * still waiting stands down (its work is not done; one line at verbosity
+ * 1 names `what`), one that is working is waited for; either way the
+ * thread has ended when this returns.  Cheap when there is no worker. */
+ET_HIDDEN void et_defer_stand_down(const char *what);
+/* Is there a worker whose work is not done yet? */
+ET_HIDDEN bool et_defer_waiting(void);
+
+#endif

@@ -1,0 +1,20 @@
+#!/bin/bash
+# fault.defer-seccomp — under a seccomp filter that forbids new threads
+# (dp_noclone: clone(CLONE_THREAD) is EPERM, clone3 ENOSYS) the deferred
+# worker cannot be made: the text is moved at start-up instead, with one
+# line saying why, and the program runs as its plain run does.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/defer.bash"
+NC=$FAULT_BIN/dp_noclone
+R=$WORK/res
+mkdir "$R" || exit 2
+(cd "$D" && "$NC" ./dp_prog --threads >"$R/plain.out" 2>"$R/plain.err"; echo $? >"$R/plain.rc")
+[ "$(cat "$R/plain.rc")" = 0 ] || fail "dp_prog under the filter, without the library: exit $(cat "$R/plain.rc"): $(cat "$R/plain.err")"
+(cd "$D" && ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=100ms LD_PRELOAD=$PRE "$NC" ./dp_prog --threads \
+	>"$R/lib.out" 2>"$R/lib.err"; echo $? >"$R/lib.rc")
+dp_same "$R/lib" "$R/plain"
+grep -q 'ENORMOUSTEXT_DEFER: no worker thread (operation not permitted): text moved at start-up' "$R/lib.err" ||
+	fail "no line saying why the work was done at start-up: $(cat "$R/lib.err")"
+grep -q '^enormoustext: 1 object, [0-9.]* MiB of' "$R/lib.err" || fail "the text was not moved at start-up: $(cat "$R/lib.err")"
+note "$(grep DEFER "$R/lib.err"); $(grep '1 object' "$R/lib.err")"
+echo "PASS [$T]"

@@ -1,0 +1,122 @@
+/*
+ * dp_prog — the program of the ENORMOUSTEXT_DEFER tests (defer-*.sh): 8 MiB
+ * of text of its own (the integration tests' generated functions), called
+ * and checked, with what a deferred worker must not break done around it.
+ *
+ *   dp_prog [--unshare] [--fork] [--threads] [--hold MS] [--pidfile F]
+ *
+ *   --unshare  unshare(CLONE_NEWUSER) first thing in main: a program that
+ *              is single-threaded must stay able to (EINVAL otherwise);
+ *              then the number of its threads
+ *   --fork     a child that calls every function and exits 42 when all
+ *              were right
+ *   --threads  the number of threads in /proc/self/task, first thing
+ *   --hold MS  keep calling the functions for MS milliseconds of wall time
+ *   --pidfile  write the pid there once main runs (for the test to watch)
+ *
+ * Prints only what it computed (no addresses, no timing): a run with the
+ * library must print the same as one without.  Exit 0, or 1 when a result
+ * was wrong.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bigtext.h"
+
+static unsigned round_all(void)
+{
+	unsigned wrong = 0;
+	for (unsigned i = 0; i < bt_exe_count; i++) {
+		uint64_t x = bt_arg(BT_OBJ_EXE, i);
+		if (bt_exe_table[i](x) != bt_expect(BT_OBJ_EXE, i, x))
+			wrong++;
+	}
+	return wrong;
+}
+
+static int threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	if (!d)
+		return -1;
+	for (struct dirent *e; (e = readdir(d));)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	int hold_ms = 0;
+	bool do_unshare = false, do_fork = false, do_threads = false;
+	const char *pidfile = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--unshare"))
+			do_unshare = true;
+		else if (!strcmp(argv[i], "--fork"))
+			do_fork = true;
+		else if (!strcmp(argv[i], "--threads"))
+			do_threads = true;
+		else if (!strcmp(argv[i], "--hold") && i + 1 < argc)
+			hold_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
+			pidfile = argv[++i];
+		else {
+			fprintf(stderr, "dp_prog: unknown argument '%s'\n", argv[i]);
+			return 2;
+		}
+	}
+	if (pidfile) {
+		FILE *f = fopen(pidfile, "w");
+		if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) != 0) {
+			perror(pidfile);
+			return 2;
+		}
+	}
+	if (do_threads)
+		printf("threads: %d\n", threads());
+	if (do_unshare) {
+		int r = unshare(CLONE_NEWUSER);
+		printf("unshare(CLONE_NEWUSER): %s\n", r == 0 ? "ok" : strerror(errno));
+		printf("threads after unshare: %d\n", threads());
+	}
+	unsigned wrong = round_all();
+	if (do_fork) {
+		fflush(stdout);
+		pid_t c = fork();
+		if (c == 0)
+			_exit(round_all() == 0 ? 42 : 1);
+		int st = 0;
+		if (c < 0 || waitpid(c, &st, 0) != c)
+			printf("fork: failed\n");
+		else
+			printf("fork: child exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	}
+	double end = now() + hold_ms / 1000.0;
+	unsigned rounds = 1;
+	while (now() < end) {
+		wrong += round_all();
+		rounds++;
+	}
+	printf("functions: %u, %s\n", bt_exe_count, wrong ? "WRONG results" : "all results right");
+	(void)rounds;
+	return wrong ? 1 : 0;
+}
