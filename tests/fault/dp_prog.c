@@ -12,6 +12,10 @@
  *              were right
  *   --threads  the number of threads in /proc/self/task, first thing
  *   --hold MS  keep calling the functions for MS milliseconds of wall time
+ *   --vfork    during the hold, vfork and exec /bin/true, again and again
+ *   --exit-at MS, --_exit-at MS
+ *              end with exit(0) / _exit(0) after MS milliseconds (after
+ *              printing the results), whatever a worker is doing then
  *   --pidfile  write the pid there once main runs (for the test to watch)
  *
  * Prints only what it computed (no addresses, no timing): a run with the
@@ -43,6 +47,19 @@ static unsigned round_all(void)
 	return wrong;
 }
 
+/* vfork, exec /bin/true in the child, wait: did it run? (A function of
+ * its own: nothing of the caller's lives across the vfork.) */
+static __attribute__((noinline)) bool vfork_true(void)
+{
+	pid_t c = vfork();
+	if (c == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	return c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 static int threads(void)
 {
 	DIR *d = opendir("/proc/self/task");
@@ -66,7 +83,8 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	int hold_ms = 0;
-	bool do_unshare = false, do_fork = false, do_threads = false;
+	bool do_unshare = false, do_fork = false, do_threads = false, do_vfork = false;
+	int exit_ms = -1, quick_exit_ms = -1;
 	const char *pidfile = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--unshare"))
@@ -77,6 +95,12 @@ int main(int argc, char **argv)
 			do_threads = true;
 		else if (!strcmp(argv[i], "--hold") && i + 1 < argc)
 			hold_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--vfork"))
+			do_vfork = true;
+		else if (!strcmp(argv[i], "--exit-at") && i + 1 < argc)
+			exit_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--_exit-at") && i + 1 < argc)
+			quick_exit_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
 			pidfile = argv[++i];
 		else {
@@ -110,13 +134,27 @@ int main(int argc, char **argv)
 		else
 			printf("fork: child exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	}
-	double end = now() + hold_ms / 1000.0;
-	unsigned rounds = 1;
+	double start = now(), end = start + hold_ms / 1000.0;
+	unsigned execs = 0, exec_bad = 0;
 	while (now() < end) {
 		wrong += round_all();
-		rounds++;
+		if (do_vfork) {
+			execs++;
+			exec_bad += !vfork_true();
+		}
 	}
+	if (do_vfork)
+		printf("vfork+exec: %s\n", execs && !exec_bad ? "all ran" : "SOME FAILED");
 	printf("functions: %u, %s\n", bt_exe_count, wrong ? "WRONG results" : "all results right");
-	(void)rounds;
+	fflush(stdout);
+	int at = exit_ms >= 0 ? exit_ms : quick_exit_ms;
+	if (at >= 0) {
+		double t = start + at / 1000.0;
+		while (now() < t)
+			wrong += round_all();
+		if (quick_exit_ms >= 0)
+			_exit(wrong ? 1 : 0);
+		exit(wrong ? 1 : 0);
+	}
 	return wrong ? 1 : 0;
 }
