@@ -9,6 +9,7 @@ set_target_properties(et_fault_dp_prog PROPERTIES OUTPUT_NAME dp_prog
 target_include_directories(et_fault_dp_prog PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration)
 target_compile_options(et_fault_dp_prog PRIVATE ${fault_warn})
 add_dependencies(et_fault_dp_prog et_it_sources)
+target_link_libraries(et_fault_dp_prog PRIVATE ${CMAKE_DL_LIBS})
 add_executable(et_fault_dp_noclone dp_noclone.c)
 set_target_properties(et_fault_dp_noclone PROPERTIES OUTPUT_NAME dp_noclone
   RUNTIME_OUTPUT_DIRECTORY ${fault_bin})

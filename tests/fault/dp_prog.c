@@ -17,6 +17,9 @@
  *              end with exit(0) / _exit(0) after MS milliseconds (after
  *              printing the results), whatever a worker is doing then
  *   --pidfile  write the pid there once main runs (for the test to watch)
+ *   --dlopen LIB
+ *              at the middle of the hold, dlopen LIB (a libbigtext.so copy)
+ *              and call and check its functions too
  *
  * Prints only what it computed (no addresses, no timing): a run with the
  * library must print the same as one without.  Exit 0, or 1 when a result
@@ -24,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -85,7 +89,7 @@ int main(int argc, char **argv)
 	int hold_ms = 0;
 	bool do_unshare = false, do_fork = false, do_threads = false, do_vfork = false;
 	int exit_ms = -1, quick_exit_ms = -1;
-	const char *pidfile = NULL;
+	const char *pidfile = NULL, *lib = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--unshare"))
 			do_unshare = true;
@@ -101,6 +105,8 @@ int main(int argc, char **argv)
 			exit_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--_exit-at") && i + 1 < argc)
 			quick_exit_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--dlopen") && i + 1 < argc)
+			lib = argv[++i];
 		else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
 			pidfile = argv[++i];
 		else {
@@ -136,8 +142,25 @@ int main(int argc, char **argv)
 	}
 	double start = now(), end = start + hold_ms / 1000.0;
 	unsigned execs = 0, exec_bad = 0;
+	const bt_fn *lt = NULL;
+	unsigned ln = 0;
 	while (now() < end) {
 		wrong += round_all();
+		if (lib && !lt && now() >= start + hold_ms / 2000.0) {
+			void *h = dlopen(lib, RTLD_NOW);
+			const bt_fn *(*get)(unsigned *) = h ? (const bt_fn *(*)(unsigned *))dlsym(h, "bt_lib_table") : NULL;
+			if (!get) {
+				printf("dlopen %s: failed\n", lib);
+				lib = NULL;
+			} else {
+				lt = get(&ln);
+			}
+		}
+		for (unsigned i = 0; lt && i < ln; i++) {
+			uint64_t x = bt_arg(BT_OBJ_LIB, i);
+			if (lt[i](x) != bt_expect(BT_OBJ_LIB, i, x))
+				wrong++;
+		}
 		if (do_vfork) {
 			execs++;
 			exec_bad += !vfork_true();
@@ -145,6 +168,8 @@ int main(int argc, char **argv)
 	}
 	if (do_vfork)
 		printf("vfork+exec: %s\n", execs && !exec_bad ? "all ran" : "SOME FAILED");
+	if (lt)
+		printf("dlopen: %u functions called\n", ln);
 	printf("functions: %u, %s\n", bt_exe_count, wrong ? "WRONG results" : "all results right");
 	fflush(stdout);
 	int at = exit_ms >= 0 ? exit_ms : quick_exit_ms;

@@ -7,7 +7,8 @@
  * until the process has lived that long (wall-clock time from the
  * constructor: a server waiting for its first connection counts as alive),
  * then runs the pass the constructor would have run (the same pass, the
- * same lock: runtime/pass.c), then ends.  A process that exits first pays
+ * same lock: runtime/pass.c), then stays to run the passes that dlopen and
+ * dlclose ask for, so that those return without doing the work.  A process that exits first pays
  * for one thread and nothing else.  Swapping a window while other threads
  * execute it is what the swap is made for (runtime/remap.c, step 5).
  *
@@ -31,15 +32,16 @@
 #include <pthread.h>
 #include <time.h>
 
-enum { D_NONE = 0, D_WAITING, D_WORKING, D_DONE, D_STOOD_DOWN };
+enum { D_NONE = 0, D_WAITING, D_WORKING, D_SERVING, D_STOOD_DOWN };
 
 static pthread_mutex_t g_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_c;
 static int g_state;             /* D_*, under g_m */
 static bool g_stop;             /* asked to stand down, under g_m */
+static bool g_poked;            /* a pass was asked for, under g_m */
 static bool g_joinable;         /* g_thread is ours to join */
 static pthread_t g_thread;
-static void (*g_work)(void);
+static void (*g_work)(void), (*g_serve)(void);
 static struct timespec g_deadline;   /* CLOCK_MONOTONIC */
 
 /* The worker's stack: the pipeline keeps its tables in scratch mappings,
@@ -63,13 +65,41 @@ static void *worker(void *arg)
 		return NULL;
 	}
 	g_state = D_WORKING;
+	g_poked = false;          /* the work's pass sees every object */
 	pthread_mutex_unlock(&g_m);
 	g_work();
+	/* Then the passes dlopen and dlclose ask for, off their callers. */
 	pthread_mutex_lock(&g_m);
-	g_state = D_DONE;
+	g_state = D_SERVING;
+	for (;;) {
+		while (!g_stop && !g_poked)
+			pthread_cond_wait(&g_c, &g_m);
+		if (g_stop)
+			break;
+		g_poked = false;
+		pthread_mutex_unlock(&g_m);
+		g_serve();
+		pthread_mutex_lock(&g_m);
+	}
+	g_state = D_STOOD_DOWN;
 	pthread_cond_broadcast(&g_c);
 	pthread_mutex_unlock(&g_m);
 	return NULL;
+}
+
+bool et_defer_poke(void)
+{
+	int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	if (st != D_WAITING && st != D_WORKING && st != D_SERVING)
+		return false;
+	pthread_mutex_lock(&g_m);
+	bool taken = !g_stop && (g_state == D_WAITING || g_state == D_WORKING || g_state == D_SERVING);
+	if (taken) {
+		g_poked = true;
+		pthread_cond_broadcast(&g_c);
+	}
+	pthread_mutex_unlock(&g_m);
+	return taken;
 }
 
 /* The child of a fork has no worker: its work is not done there. */
@@ -82,12 +112,13 @@ static void atfork_child(void)
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
 	pthread_cond_init(&g_c, &a);
 	pthread_condattr_destroy(&a);
-	if (g_state == D_WAITING || g_state == D_WORKING)
+	if (g_state != D_NONE)
 		g_state = D_STOOD_DOWN;
+	g_stop = true;
 	g_joinable = false;
 }
 
-int et_defer_start(uint64_t delay_ns, void (*work)(void))
+int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void))
 {
 	pthread_condattr_t a;
 	int e = pthread_condattr_init(&a);
@@ -103,6 +134,7 @@ int et_defer_start(uint64_t delay_ns, void (*work)(void))
 	g_deadline.tv_sec += (time_t)(delay_ns / 1000000000ull + ns / 1000000000ull);
 	g_deadline.tv_nsec = (long)(ns % 1000000000ull);
 	g_work = work;
+	g_serve = serve;
 	g_state = D_WAITING;
 	e = et_os_thread_start(&g_thread, worker, NULL, ET_DEFER_STACK);
 	if (e) {
@@ -126,10 +158,10 @@ void et_defer_stand_down(const char *what)
 		return;
 	pthread_mutex_lock(&g_m);
 	bool was_waiting = g_state == D_WAITING;
-	if (was_waiting) {
-		g_stop = true;
-		pthread_cond_broadcast(&g_c);
-	}
+	/* waiting: its work is not done; serving: later passes run in their
+	 * callers again; working: it serves no more once the work is done */
+	g_stop = true;
+	pthread_cond_broadcast(&g_c);
 	bool join = g_joinable && !pthread_equal(g_thread, pthread_self());
 	if (join)
 		g_joinable = false;

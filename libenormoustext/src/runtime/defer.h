@@ -8,10 +8,14 @@
 #include "core/base.h"
 
 /* Run work() on a new thread "enormoustext" once delay_ns of wall-clock
- * time have passed since the process started (AT_... : the constructor's
- * call is the start).  0, or an errno: no thread could be made (seccomp,
+ * time have passed since this call (the constructor's); then serve() each
+ * time et_defer_poke asks, until the worker stands down.  0, or an errno: no thread could be made (seccomp,
  * RLIMIT_NPROC, a static program), and the caller does the work itself. */
-ET_HIDDEN int et_defer_start(uint64_t delay_ns, void (*work)(void));
+ET_HIDDEN int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void));
+/* A dlopen or dlclose asked for a pass: true when the worker will run it
+ * (it is waiting, or done with its work and serving), false when the
+ * caller must (no worker, or it stood down). */
+ET_HIDDEN bool et_defer_poke(void);
 /* Before something that needs the process single-threaded or changes its
  * view of the system (unshare, setns, chroot: interpose/ns.c): a worker
  * still waiting stands down (its work is not done; one line at verbosity

@@ -238,7 +238,7 @@ __attribute__((constructor)) static void et_constructor(void)
 	 * no thread can be made (seccomp, RLIMIT_NPROC, a static program),
 	 * here and now, with a line that says why. */
 	if (run->opt.enabled && run->opt.defer_ns && !run->quick) {
-		int e = et_defer_start(run->opt.defer_ns, start_and_report);
+		int e = et_defer_start(run->opt.defer_ns, start_and_report, et_pass_serve);
 		if (e == 0)
 			return;
 		char eb[24];

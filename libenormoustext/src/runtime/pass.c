@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "os/os.h"
+#include "runtime/defer.h"
 #include "runtime/objects.h"
 #include "runtime/other.h"
 #include "runtime/pipeline.h"
@@ -528,7 +529,17 @@ void et_after_dlopen(void)
 	}
 	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
 		return;
+	/* ENORMOUSTEXT_DEFER: the worker runs the pass, off this dlopen */
+	if (et_defer_poke())
+		return;
 	run_locked(NULL, NULL, RUN_TRY);   /* drains g_pending, or the holder will */
+}
+
+/* The deferred worker's service (runtime/defer.c): what was asked for. */
+void et_pass_serve(void)
+{
+	if (__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) && !g_forked_child)
+		run_locked(NULL, NULL, RUN_WAIT);
 }
 
 void et_after_untracked_dlopen(void)

@@ -17,6 +17,8 @@ ET_HIDDEN struct et_run *et_pass_state(void);
 ET_HIDDEN void et_pass_start_quick(void);
 /* The start-up pass over every loaded object (waits for the lock). */
 ET_HIDDEN void et_pass_start(void);
+/* Run the passes asked for after dlopen/dlclose (the deferred worker). */
+ET_HIDDEN void et_pass_serve(void);
 /* fn(run, arg) with the table held still: a snapshot for the API.  A pass
  * that was asked for runs first, never while the table is held. */
 ET_HIDDEN void et_pass_read(void (*fn)(const struct et_run *, void *), void *arg);
