@@ -11,7 +11,7 @@
 #
 # The big library is a cp copy of the integration tests' libbigtext.so
 # (8 MiB of text; cp writes its page cache small, and a plain run of every
-# route must show it small: see tests/integration/run.sh).  Each route runs
+# route must show it small: see tests/integration/lib.sh).  Each route runs
 #   plain | LD_PRELOAD=lib | the program linked with the library,
 # each run on fresh copies, and the probe (dr_probe.c) reads its own
 # /proc/self/smaps for the library's text windows right after the load and

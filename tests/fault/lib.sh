@@ -9,7 +9,7 @@
 #   note MSG...   print a line
 #   at_exit CMD   run CMD when the test ends (restore a setting, remove a cgroup)
 #   fresh FILE... copy FILEs (paths) into a new directory $D with cp, so
-#                 that their page cache is written small (see tests/integration/run.sh)
+#                 that their page cache is written small (see tests/integration/lib.sh)
 set -u
 T=$(basename "$0" .sh)
 for v in FAULT_BIN IT_BIN FAULT_PRELOAD FAULT_WORK_ROOT; do

@@ -1,6 +1,6 @@
 /*
  * secure.c — linked with libenormoustext.a, with 6 MiB of text of its own,
- * and run setuid (by run.sh): in a secure-execution process (AT_SECURE) the
+ * and run setuid (by secure.sh): in a secure-execution process (AT_SECURE) the
  * library must do nothing at all — no remap, no message, no report file —
  * whatever the environment says.
  *

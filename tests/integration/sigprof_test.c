@@ -1,6 +1,6 @@
 /*
  * sigprof_test — a program that lives with ENORMOUSTEXT_RECORD's timer
- * (SIGPROF), run by run.sh's record.timer case under a filter that refuses
+ * (SIGPROF), run by record.timer.sh under a filter that refuses
  * perf_event_open:
  *
  *   sigprof_test --blocked-worker S   a thread that blocks every signal

@@ -1,0 +1,16 @@
+#!/bin/bash
+# integration.loader.dtor — a library whose destructor dlcloses what its
+# constructor dlopened: dlclose returns (a watchdog turns a hang into a
+# failure).
+#
+# The wrappers must leave the loader's behaviour as it is, and never
+# hang or crash: RUNPATH/$ORIGIN names, dlclose from a destructor, a
+# failing dlopen racing a pass, a dlclose while another thread is in a
+# constructor, the first checks from two threads, the table up to date.
+. "$(dirname "$0")/lib.sh"
+
+loader_setup
+loader_base ./loader_test dtor
+loader_lib ./loader_test dtor
+
+pass
