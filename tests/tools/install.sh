@@ -1,0 +1,39 @@
+#!/bin/bash
+# tool_install — `cmake --install` to a fresh prefix: the command and the man
+# page where they belong; the installed command preloads the library installed
+# beside it and runs with it; the build tree's command uses the build tree's
+# library; a copy with no library near it uses the configured LIBDIR or says
+# it cannot find one; ENORMOUSTEXT_LIB.
+. "$(dirname "$0")/lib.sh"
+
+p=$W/prefix
+t install -- "$TT_CMAKE" --install "$TT_BUILD_DIR" --prefix "$p"
+expect_rc 0 "cmake --install"
+cmd=$p/$TT_INSTALL_BINDIR/enormoustext lib=$p/$TT_INSTALL_LIBDIR/libenormoustext.so
+[ -x "$cmd" ] || fail "the command was not installed as $cmd"
+[ -s "$p/$TT_INSTALL_MANDIR/man1/enormoustext.1" ] || fail "the man page was not installed in $TT_INSTALL_MANDIR/man1"
+[ -e "$lib" ] || fail "no $lib installed"
+t version -- "$cmd" --version
+expect_rc 0
+# The installed command uses the library installed beside it...
+t dry -- "$cmd" run -n -- true
+expect_rc 0; expect_out "^LD_PRELOAD=$lib\$" "the installed command's default library"
+# ... and really runs with it.
+fresh a
+t runs -- "$cmd" run --report "$W/r.json" -- "$F"
+expect_rc 0; json "$W/r.json"
+# The build tree's command uses the build tree's library.
+t build -- "$TOOL" run -n -- true
+expect_out "^LD_PRELOAD=$TT_LIB\$" "the build tree's command's default library"
+# A copy with no library beside it: the configured LIBDIR, or a clear error.
+mkdir -p "$W/elsewhere/bin" && cp "$cmd" "$W/elsewhere/bin/"
+t elsewhere -- "$W/elsewhere/bin/enormoustext" run -n -- true
+if [ -e "$TT_INSTALL_FULL_LIBDIR/libenormoustext.so" ]; then
+	expect_rc 0; expect_out "^LD_PRELOAD=$TT_INSTALL_FULL_LIBDIR/libenormoustext.so\$"
+else
+	expect_bad 1 "no library anywhere" "cannot find libenormoustext.so .*give --lib PATH or set ENORMOUSTEXT_LIB"
+fi
+t elsewhere_env -- ENORMOUSTEXT_LIB="$lib" "$W/elsewhere/bin/enormoustext" run -n -- true
+expect_rc 0; expect_out "^LD_PRELOAD=$lib\$"
+
+pass

@@ -1,0 +1,35 @@
+#!/bin/bash
+# tool_perfmap — a perf map for a process whose text the library moved: the
+# moved function (tt_big_text) named at its address; none without the library;
+# bad inputs.
+. "$(dirname "$0")/lib.sh"
+
+fresh a
+start_hold lib "$TOOL" run -- "$F"
+addr=$(nm "$F" | awk '$3 == "tt_big_text" { print $1 }')
+[ -n "$addr" ] || fail "no tt_big_text symbol in $F"
+t map -- "$TOOL" perfmap --output "$W/perf.map" "$HPID"
+expect_rc 0; expect_no_err
+expect_out "functions in the moved text of 1 object"
+sed 's/^/   map| /' "$W/perf.map"
+# The map names tt_big_text once, at load base + its symbol value.
+base=$(awk -v f="$F" '$6 == f && $3 == "00000000" { split($1, r, "-"); print r[1]; exit }' "/proc/$HPID/maps")
+start=$(printf '%x' $((0x$base + 0x$addr)))
+[ "$(grep -c ' tt_big_text$' "$W/perf.map")" = 1 ] || fail "tt_big_text is not named exactly once"
+grep -q "^$start 600000 tt_big_text\$" "$W/perf.map" || fail "tt_big_text not at $start (base $base + $addr)"
+stop_hold lib "$HPID"
+start_hold base -- "$F"
+t none -- "$TOOL" perfmap --output "$W/none.map" "$HPID"
+expect_rc 0
+expect_out "has no moved text"
+[ ! -e "$W/none.map" ] || fail "a map was written for a process without moved text"
+stop_hold base "$HPID"
+t nopid -- "$TOOL" perfmap 4194000
+expect_rc 1
+t badpid -- "$TOOL" perfmap 12x
+expect_rc 2
+t help -- "$TOOL" perfmap --help
+expect_rc 0
+expect_out "^usage: enormoustext perfmap"
+
+pass
