@@ -8,6 +8,8 @@
  *   --unshare  unshare(CLONE_NEWUSER) first thing in main: a program that
  *              is single-threaded must stay able to (EINVAL otherwise);
  *              then the number of its threads
+ *   --setns    setns into its own UTS namespace (/proc/self/ns/uts)
+ *   --chroot D chroot(D) (D must hold nothing the program needs later)
  *   --fork     a child that calls every function and exits 42 when all
  *              were right
  *   --threads  the number of threads in /proc/self/task, first thing
@@ -29,6 +31,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -87,7 +90,8 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	int hold_ms = 0;
-	bool do_unshare = false, do_fork = false, do_threads = false, do_vfork = false;
+	bool do_unshare = false, do_fork = false, do_threads = false, do_vfork = false, do_setns = false;
+	const char *root = NULL;
 	int exit_ms = -1, quick_exit_ms = -1;
 	const char *pidfile = NULL, *lib = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -99,6 +103,10 @@ int main(int argc, char **argv)
 			do_threads = true;
 		else if (!strcmp(argv[i], "--hold") && i + 1 < argc)
 			hold_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--setns"))
+			do_setns = true;
+		else if (!strcmp(argv[i], "--chroot") && i + 1 < argc)
+			root = argv[++i];
 		else if (!strcmp(argv[i], "--vfork"))
 			do_vfork = true;
 		else if (!strcmp(argv[i], "--exit-at") && i + 1 < argc)
@@ -127,6 +135,20 @@ int main(int argc, char **argv)
 		int r = unshare(CLONE_NEWUSER);
 		printf("unshare(CLONE_NEWUSER): %s\n", r == 0 ? "ok" : strerror(errno));
 		printf("threads after unshare: %d\n", threads());
+	}
+	if (do_setns) {
+		int fd = open("/proc/self/ns/uts", O_RDONLY | O_CLOEXEC);
+		int r = fd < 0 ? -1 : setns(fd, CLONE_NEWUTS);
+		printf("setns(uts): %s\n", r == 0 ? "ok" : strerror(errno));
+		printf("threads after setns: %d\n", threads());
+		if (fd >= 0)
+			close(fd);
+	}
+	if (root) {
+		int r = chroot(root);
+		printf("chroot: %s\n", r == 0 ? "ok" : strerror(errno));
+		if (r == 0 && chdir("/") != 0)
+			printf("chdir /: %s\n", strerror(errno));
 	}
 	unsigned wrong = round_all();
 	if (do_fork) {
