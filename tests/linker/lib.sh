@@ -1,44 +1,53 @@
-#!/bin/bash
-# run.sh TEST — link-time layout tests of linker-scripts/enormous.ld (run
-# through ctest; see README.md in this folder).  Each test links
-# sample.c with a linker and reads the program headers back:
-#
-#   alone.bfd alone.lld         -T enormous.ld and nothing else: PIE, non-PIE,
-#                               shared library, -static, -static-pie
-#   alone.aarch64               the same, cross-linked for aarch64 (bfd, lld)
-#   alone.aarch64_16k           enormous-32m.ld (made from enormous.ld by the
-#                               build), aarch64: the same checks for 32 MiB
-#   layout.bfd layout.lld       -T enormous.ld + -z max-page-size=0x200000
-#                               -z separate-code: PIE, non-PIE, shared library
-#   layout.aarch64              the same, cross-linked for aarch64 (bfd, lld)
-#   alternative.bfd .lld .gold  the flag-only layout, without the script
-#                               (lld also with -z separate-loadable-segments)
-#   alternative.mold            (the same, mold)
-#   gold.script mold.script     gold (no INSERT) and mold cannot take the script
-#   runtime.bfd runtime.lld     -T enormous.ld alone, gcc and clang drivers,
-#                               PIE, non-PIE, shared library, -static,
-#                               -static-pie, run with the library (preloaded,
-#                               or libenormoustext.a for the static ones):
-#                               the share of the executable segment on huge
-#                               pages, read from smaps, must be 100%
+# lib.sh — what every tests/linker/*.sh test shares.  Source it first:
+#   . "$(dirname "$0")/lib.sh"
+# One test a file: tests/linker/NAME.sh is the ctest test `linker.NAME`
+# (link-time layout tests of linker-scripts/enormous.ld; see README.md in
+# this folder for what each one shows), runnable alone as
+#   ctest --test-dir build -R '^linker\.NAME$' --output-on-failure
+# or directly, after a build, with the variables below set as
+# CMakeLists.txt sets them, e.g.
+#   LT_CC=cc LT_SCRIPT=$PWD/linker-scripts/enormous.ld LT_SOURCE=$PWD/tests/linker/sample.c \
+#   LT_WORK_ROOT=/tmp/lt bash tests/linker/NAME.sh
+# Each test links sample.c with a linker and reads the program headers back.
 #
 # Environment (from CMakeLists.txt): LT_CC (the C compiler), LT_SCRIPT
-# (enormous.ld), LT_SOURCE (sample.c), LT_WORK_ROOT; for runtime.*:
-# LT_PRELOAD (libenormoustext.so), LT_STATIC (libenormoustext.a), LT_CLANG
-# (clang, or empty).
-# Exit: 0 pass, 1 fail, 77 skip (a linker or cross compiler is missing).
+# (enormous.ld), LT_SOURCE (sample.c), LT_WORK_ROOT (all four required);
+# for alone.aarch64_16k: LT_SCRIPT_32M (enormous-32m.ld, made by the build);
+# for runtime.*: LT_PRELOAD (libenormoustext.so), LT_STATIC
+# (libenormoustext.a), LT_CLANG (clang, or empty).
+# Exit: 0 pass, 1 fail, 77 skip (a linker or cross compiler is missing),
+# 2 set-up error.
+#
+# It makes a work directory $W (removed at exit) and defines (each
+# described where it is defined, below):
+#   fail MSG...  skip MSG...  pass          the test's verdict
+#   H FLAGS SCRIPT                          2 MiB, the -z flags, -T enormous.ld
+#   link, loads, check, huge_share, run_huge, have_lld
+#   aarch64_links                           alone.aarch64*, layout.aarch64
+#   layout_test, alone_test, alternative_test, script_refused, runtime_test
+#                                           shared by one family of tests
 set -u
-T=${1:?usage: run.sh TEST}
+
+T=$(basename "$0" .sh)
 for v in LT_CC LT_SCRIPT LT_SOURCE LT_WORK_ROOT; do
-	[ -n "${!v:-}" ] || { echo "run.sh: $v is not set: run the tests through ctest"; exit 2; }
+	if [ -z "${!v:-}" ]; then
+		echo "$T: $v is not set: run the test through ctest (ctest --test-dir BUILD -R '^linker\\.${T//./\\.}\$')," \
+		     "or set LT_CC, LT_SCRIPT, LT_SOURCE and LT_WORK_ROOT (LT_SCRIPT_32M for alone.aarch64_16k;" \
+		     "LT_PRELOAD, LT_STATIC and LT_CLANG for runtime.*) as tests/linker/CMakeLists.txt does"
+		exit 2
+	fi
 done
 H=$((0x200000))
 mkdir -p "$LT_WORK_ROOT" || exit 2
 W=$(mktemp -d "$LT_WORK_ROOT/$T.XXXXXX") || exit 2
 trap 'rm -rf "$W"' EXIT
 
+# fail MSG... — print "FAIL [name]: MSG" and exit 1; skip MSG... — print
+# "SKIP [name]: MSG" and exit 77 (a linker or cross compiler is missing);
+# pass — the last line of every test: "PASS [name]", exit 0.
 fail() { echo "FAIL [$T]: $*"; exit 1; }
 skip() { echo "SKIP [$T]: $*"; exit 77; }
+pass() { echo "PASS [$T]"; exit 0; }
 FLAGS=(-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code)
 SCRIPT=(-Wl,-T,"$LT_SCRIPT")
 
@@ -190,10 +199,13 @@ aarch64_links() {
 	fi
 }
 
-case $T in
-layout.bfd | layout.lld)
-	L=${T#layout.}
-	[ "$L" = lld ] && ! have_lld && skip "no lld here (Debian: apt-get install lld)"
+# ---- shared by one family of tests ------------------------------------------
+
+# layout_test LINKER (layout.bfd, layout.lld) — -T enormous.ld with the -z
+# flags, --fatal-warnings: PIE, non-PIE, shared library, each checked
+# strict; the executables run.
+layout_test() {
+	local L=$1 kind out
 	for kind in pie nopie dso; do
 		out=sample-$kind
 		[ $kind = dso ] && out=libsample.so
@@ -206,11 +218,15 @@ layout.bfd | layout.lld)
 	# what the layout costs in file size, for the README
 	link plain-pie "$LT_CC" pie -fuse-ld="$L"
 	echo "-- file size: $(stat -c %s "$W/plain-pie") bytes by default, $(stat -c %s "$W/sample-pie") with enormous.ld"
-	;;
+}
 
-alone.bfd | alone.lld)
-	L=${T#alone.}
-	[ "$L" = lld ] && ! have_lld && skip "no lld here (Debian: apt-get install lld)"
+# alone_test LINKER [ibt] (alone.bfd, alone.lld) — -T enormous.ld and no
+# other flag: PIE, non-PIE, shared library, -static, -static-pie, each
+# checked alone; the executables run; with ibt also a PIE with a second
+# PLT (.plt.sec, -z ibtplt); a program linked against the shared library
+# runs.
+alone_test() {
+	local L=$1 ibt=${2:-} kind out
 	for kind in pie nopie dso static static-pie; do
 		out=sample-$kind
 		[ $kind = dso ] && out=libsample.so
@@ -223,7 +239,7 @@ alone.bfd | alone.lld)
 	# .plt.sec (IBT): the second PLT inside the aligned range too
 	# (bfd: -z ibtplt; lld 14 makes one only when every input, Debian's crt
 	# files included, is IBT-marked, and they are not)
-	if [ "$L" = bfd ]; then
+	if [ "$ibt" = ibt ]; then
 		link sample-ibt "$LT_CC" pie -fcf-protection -fuse-ld="$L" -Wl,-z,ibtplt "${SCRIPT[@]}" -Wl,--fatal-warnings
 		readelf -SW "$W/sample-ibt" | grep -q '\.plt\.sec' || fail "sample-ibt has no .plt.sec: the IBT case is not tested"
 		check "$W/sample-ibt" alone
@@ -236,35 +252,18 @@ alone.bfd | alone.lld)
 	"$W/use" || fail "a program using libsample.so (the script alone) did not run"
 	link plain-pie "$LT_CC" pie -fuse-ld="$L"
 	echo "-- file size: $(stat -c %s "$W/plain-pie") bytes by default, $(stat -c %s "$W/sample-pie") with enormous.ld alone"
-	;;
+}
 
-alone.aarch64) aarch64_links alone "${SCRIPT[@]}" ;;
-
-alone.aarch64_16k)
-	# 16 KiB pages: the PMD is 32 MiB, every check is for 32 MiB windows
-	[ -f "${LT_SCRIPT_32M:-}" ] || { echo "run.sh: LT_SCRIPT_32M (${LT_SCRIPT_32M:-unset}) is not a file"; exit 2; }
-	grep -q 'ALIGN(0x2000000)' "$LT_SCRIPT_32M" || fail "$LT_SCRIPT_32M does not align to 32 MiB"
-	H=$((0x2000000))
-	aarch64_links alone -Wl,-T,"$LT_SCRIPT_32M"
-	;;
-
-layout.aarch64) aarch64_links strict "${FLAGS[@]}" "${SCRIPT[@]}" ;;
-
-alternative.bfd | alternative.lld | alternative.gold | alternative.mold)
-	L=${T#alternative.}
-	flags=("${FLAGS[@]}")
-	case $L in
-	lld) have_lld || skip "no lld here (Debian: apt-get install lld)" ;;
-	gold)
-		command -v ld.gold >/dev/null || skip "no gold here (Debian: binutils)"
-		flags=(-Wl,-z,max-page-size=0x200000)   # gold has no -z separate-code
-		;;
-	mold) command -v ld.mold >/dev/null || skip "no mold here (Debian: apt-get install mold)" ;;
-	esac
+# alternative_test LINKER FLAG... (alternative.*) — the flag-only layout,
+# without the script: PIE, non-PIE, shared library linked with FLAGs, each
+# checked flags; the executables run preloaded where LT_PRELOAD is a file.
+alternative_test() {
+	local L=$1 kind out
+	shift
 	for kind in pie nopie dso; do
 		out=alt-$kind
 		[ $kind = dso ] && out=libalt.so
-		link "$out" "$LT_CC" $kind -fuse-ld="$L" "${flags[@]}"
+		link "$out" "$LT_CC" $kind -fuse-ld="$L" "$@"
 		check "$W/$out" flags
 		# at run time the library pads the partial last window: all huge
 		# (this text is less than the default pad threshold, 4096 bytes,
@@ -274,32 +273,31 @@ alternative.bfd | alternative.lld | alternative.gold | alternative.mold)
 				ENORMOUSTEXT_PAD_THRESHOLD=1 "$W/$out"
 		fi
 	done
-	if [ "$L" = lld ]; then
-		# lld's other flag: every segment on its own pages, in the file too
-		for kind in pie dso; do
-			link "alt-sls-$kind" "$LT_CC" $kind -fuse-ld=lld -Wl,-z,max-page-size=0x200000 \
-				-Wl,-z,separate-loadable-segments
-			check "$W/alt-sls-$kind" flags
-		done
-	fi
-	;;
+}
 
-gold.script | mold.script)
-	L=${T%.script}
-	command -v ld.$L >/dev/null || skip "no $L here (Debian: apt-get install $([ $L = gold ] && echo binutils || echo mold))"
+# script_refused LINKER PACKAGE (gold.script, mold.script) — LINKER (from
+# PACKAGE) cannot take enormous.ld: the link fails and the error names the
+# script.
+script_refused() {
+	local L=$1 pkg=$2
+	command -v ld.$L >/dev/null || skip "no $L here (Debian: apt-get install $pkg)"
 	echo "-- $LT_CC -fuse-ld=$L ... -Wl,-T,enormous.ld (expected to fail: $L cannot take the script)"
 	if "$LT_CC" -O2 "$LT_SOURCE" -fuse-ld=$L "${FLAGS[@]/separate-code/text}" "${SCRIPT[@]}" -o "$W/g" >"$W/g.log" 2>&1; then
 		fail "$L accepted enormous.ld: the README's note on $L is wrong"
 	fi
 	sed 's/^/   | /' "$W/g.log"
 	grep -qi 'enormous.ld' "$W/g.log" || fail "gold's error does not name the script"
-	;;
+}
 
-runtime.bfd | runtime.lld)
-	L=${T#runtime.}
-	[ "$L" = lld ] && ! have_lld && skip "no lld here (Debian: apt-get install lld)"
+# runtime_test LINKER (runtime.bfd, runtime.lld) — -T enormous.ld alone,
+# gcc and clang drivers, PIE, non-PIE, shared library, -static,
+# -static-pie, run with the library (preloaded, or libenormoustext.a for
+# the static ones): the share of the executable segment on huge pages,
+# read from smaps, must be 100%; the control (ENORMOUSTEXT=0) less.
+runtime_test() {
+	local L=$1 v drivers cc d first kind out ctl hot base o fs ms f a xv xm hk sk
 	for v in LT_PRELOAD LT_STATIC; do
-		[ -f "${!v:-}" ] || { echo "run.sh: $v (${!v:-unset}) is not a file: run through ctest after the build"; exit 2; }
+		[ -f "${!v:-}" ] || { echo "$T: $v (${!v:-unset}) is not a file: run through ctest after the build"; exit 2; }
 	done
 	drivers=("$LT_CC")
 	if [ -n "${LT_CLANG:-}" ] && [ "$(basename "$LT_CC")" != clang ]; then drivers+=("$LT_CLANG"); elif [ -z "${LT_CLANG:-}" ]; then echo "-- (no clang: the clang driver is not checked)"; fi
@@ -345,11 +343,4 @@ runtime.bfd | runtime.lld)
 	read -r hk sk < <(huge_share "$W/off.smaps" $((base + xv)) $((base + xv + xm)))
 	echo "-- the control, ENORMOUSTEXT=0: $hk of $sk bytes huge"
 	[ "$sk" -gt 0 ] && [ "$hk" -lt "$sk" ] || fail "with the library off the text measured $hk of $sk KiB huge: the measurement cannot tell"
-	;;
-
-*)
-	echo "run.sh: unknown test '$T'"
-	exit 2
-	;;
-esac
-echo "PASS [$T]"
+}
