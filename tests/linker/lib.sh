@@ -286,7 +286,7 @@ script_refused() {
 		fail "$L accepted enormous.ld: the README's note on $L is wrong"
 	fi
 	sed 's/^/   | /' "$W/g.log"
-	grep -qi 'enormous.ld' "$W/g.log" || fail "gold's error does not name the script"
+	grep -qi 'enormous.ld' "$W/g.log" || fail "$L's error does not name the script"
 }
 
 # runtime_test LINKER (runtime.bfd, runtime.lld) — -T enormous.ld alone,
