@@ -708,3 +708,30 @@ Test(options, parse_duration)
 		cr_expect_eq(et_parse_duration(bad[i], &ns), -EINVAL, "'%s' accepted", bad[i]);
 	cr_expect_eq(ns, 7, "a refused value changed the result");
 }
+
+/* The table is the only place that holds a default: each one, given as the
+ * variable's value, is accepted (no warning) and changes nothing — so the
+ * parser's starting point is the table's — and et_options_defaults (what
+ * the command reads, e.g. `check`'s pad threshold) gives the same. */
+Test(options, the_table_holds_the_defaults)
+{
+	struct et_options none, dflt;
+	struct fake f;
+	cr_assert_eq(parse(&none, &f, NULL, 0), 0);
+	memset(&dflt, 0xA5, sizeof dflt);
+	et_options_defaults(&dflt);
+	cr_expect_eq(memcmp(&none, &dflt, sizeof none), 0, "et_options_defaults differs from an empty environment");
+	size_t n;
+	const struct et_option_desc *t = et_option_table(&n);
+	for (size_t i = 0; i < n; i++) {
+		struct kv env[1] = { { t[i].name, t[i].def } };
+		struct et_options o;
+		cr_expect_eq(parse(&o, &f, env, 1), 0, "%s=%s: the table's default is refused", t[i].name, t[i].def);
+		o.verbose_set = false;    /* (given, not defaulted) */
+		cr_expect_eq(memcmp(&o, &none, sizeof o), 0, "%s=%s (its default) is not what the parser starts from",
+		             t[i].name, t[i].def);
+	}
+	uint64_t pad;
+	cr_assert_eq(et_parse_size(t[ET_OPT_PAD_THRESHOLD].def, &pad), 0);
+	cr_expect_eq(dflt.pad_threshold, pad);
+}

@@ -1,6 +1,12 @@
 /*
- * check.c — `enormoustext check [--json] [--pmd-size SIZE] [--pad-threshold SIZE] FILE...`:
- * the options and the loop over files; the analysis is in check_elf.c.
+ * tools/enormoustext/check.c — `enormoustext check [--json] [--pmd-size SIZE]
+ * [--pad-threshold SIZE] FILE...`.
+ *
+ * Owns: check's options and the loop over its files.
+ * May call: check_elf.c (the analysis of one file), core (options: the pad
+ * threshold's default is the library's, from its table; sysinfo: this
+ * system's PMD size; json).
+ * Never: holds a default of the library's itself.
  */
 #include "tool.h"
 
@@ -39,18 +45,6 @@ static void help(FILE *f, uint64_t pmd, uint64_t pad)
 	        et_tool_size(a, sizeof a, pmd), et_tool_size(b, sizeof b, pad));
 }
 
-/* The library's pad threshold default, when its option table has one. */
-static uint64_t default_pad_threshold(void)
-{
-	size_t n;
-	const struct et_option_desc *t = et_option_table(&n);
-	uint64_t v;
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(t[i].name, "ENORMOUSTEXT_PAD_THRESHOLD") && et_parse_size(t[i].def, &v) == 0)
-			return v;
-	return 4096;   /* DESIGN.md: the recommended threshold */
-}
-
 int et_cmd_check(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -63,10 +57,13 @@ int et_cmd_check(int argc, char **argv)
 	struct et_sysinfo si;
 	et_sysinfo_read_pmd(&si, "/");
 	long pg = sysconf(_SC_PAGESIZE);
+	/* the library's own default (ENORMOUSTEXT_PAD_THRESHOLD), from its table */
+	struct et_options lib;
+	et_options_defaults(&lib);
 	struct et_check_opts o = {
 		.pmd_size = si.pmd_size,
 		.page_size = pg > 0 ? (uint64_t)pg : 4096,
-		.pad_threshold = default_pad_threshold(),
+		.pad_threshold = lib.pad_threshold,
 	};
 	opterr = 0;
 	int c;

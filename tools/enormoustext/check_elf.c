@@ -1,8 +1,8 @@
 /*
- * check_elf.c — the analysis behind `enormoustext check`: can the text of
- * this program or library go onto huge pages, how much of it, and what
- * would make all of it.  Reads the file with libelf (the runtime library
- * must not depend on it; the command may).
+ * tools/enormoustext/check_elf.c — the analysis behind `enormoustext check`:
+ * can the text of this program or library go onto huge pages, how much of
+ * it, and what would make all of it.  Reads the file with libelf (the
+ * runtime library must not depend on it; the command may).
  *
  * Hostile input: every offset and size is checked against the file before
  * it is used, libelf reads only the in-memory image (elf_memory: no reads
@@ -22,6 +22,15 @@
  *     mapping (page-aligned at least).
  * Where the alignment is smaller than H, the count is a range over every
  * possible load address.
+ *
+ * Owns: the analysis of one ELF file for `check` (et_check_image,
+ * et_check_path): its text, windows, padding, layout cost and advice, as
+ * text or JSON.
+ * May call: core (plan: the library's own rule for windows; json), libelf,
+ * common.c (sizes).
+ * Never: reads past the image it was given; writes more than one line to
+ * the error stream for a bad file; depends on output.c or main.c (the fuzz
+ * driver links this file with common.c alone).
  */
 #include "tool.h"
 

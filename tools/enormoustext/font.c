@@ -1,6 +1,6 @@
 /*
- * font.c — the bitmap font of the PNG heat map (png.h): 5 x 9 glyphs for
- * the printable ASCII characters, drawn here.
+ * tools/enormoustext/font.c — the bitmap font of the PNG heat map
+ * (png.h): 5 x 9 glyphs for the printable ASCII characters, drawn here.
  *
  * Each glyph is 5 columns by 9 rows: 7 rows down to the baseline (capitals
  * and digits fill them, lower case starts on row 2) and 2 rows for the
@@ -8,6 +8,10 @@
  * are written as pictures, 8 characters side by side ('#' ink, '.' paper),
  * so that a wrong one shows in this file; et_font_glyph turns them into
  * bits the first time it is asked.
+ *
+ * Owns: the glyphs, and drawing text with them (et_img_text).
+ * May call: png.c (the canvas).
+ * Never: allocates (the glyphs' bits are a static table).
  */
 #include "png.h"
 

@@ -1,12 +1,22 @@
 /*
- * main.c — the `enormoustext` command: dispatch to a subcommand, the
- * top-level help, and the messages every subcommand shares.
+ * tools/enormoustext/main.c — the `enormoustext` command: dispatch to a
+ * subcommand, the top-level help, and the messages every subcommand shares.
  *
  *   enormoustext run [options] [--] CMD [ARGS...]
  *   enormoustext stat [--json] [--summary] [--all | PID...]
  *   enormoustext check [--json] FILE...
  *   enormoustext status [--json]
  *   enormoustext setup [--thp MODE] [--defrag MODE] [--hugetlb-pages N] [--dry-run]
+ *   enormoustext perfmap PID
+ *   enormoustext prime [--check] [--json] FILE...
+ *   enormoustext record -o FILE -- COMMAND...
+ *   enormoustext profile show|merge|order ...
+ *
+ * Owns: the list of subcommands, the top-level help, et_tool_cmd and the
+ * error and usage messages (et_tool_err, et_tool_usage,
+ * et_tool_bad_option).
+ * May call: each subcommand's et_cmd_*.
+ * Never: does a subcommand's work.
  */
 #include "tool.h"
 

@@ -1,10 +1,15 @@
 /*
- * output.c — the files the command writes (-o, --png, --svg) as stdio
- * streams over outfile.c (the library's one owner of how a file the user
- * names is written: beside and renamed in, a device or FIFO as it is, a
- * link followed, anything else refused).  Messages name the path the user
- * gave, never a temporary.  (Apart from common.c: the fuzz driver of
- * `check` links common.c without outfile.c.)
+ * tools/enormoustext/output.c — the files the command writes (-o, --png,
+ * --svg) as stdio streams over outfile.c (the library's one owner of how a
+ * file the user names is written: beside and renamed in, a device or FIFO as
+ * it is, a link followed, anything else refused).  Messages name the path
+ * the user gave, never a temporary.  (Apart from common.c: the fuzz driver
+ * of `check` links common.c without outfile.c.)
+ *
+ * Owns: the command's files as stdio streams (et_tool_out_*) and the one
+ * message for a file that cannot be written (et_tool_out_error).
+ * May call: core (outfile).
+ * Never: writes a file by hand (beside and renamed is outfile.c's).
  */
 #include "tool.h"
 

@@ -1,5 +1,6 @@
 /*
- * perfmap.c — `enormoustext perfmap PID`: a perf map for a running process.
+ * tools/enormoustext/perfmap.c — `enormoustext perfmap PID`: a perf map for
+ * a running process.
  *
  * The text the library moved sits in anonymous mappings, which perf cannot
  * name.  This finds them in /proc/PID/smaps (an anonymous executable
@@ -9,6 +10,11 @@
  * /tmp/perf-PID.map (or --output FILE), by outfile.c's rules (beside and
  * renamed in; a device or FIFO written as it is; in /tmp, no link followed).
  * The library can write the same map itself: ENORMOUSTEXT_PERFMAP=1.
+ *
+ * Owns: `perfmap`: finding a process's moved text, and its map file.
+ * May call: core (smaps, elfsyms: et_perfmap_symbols; outfile: the file,
+ * no link followed in /tmp), output.c (messages).
+ * Never: writes the map by hand; follows a link at the default name.
  */
 #include "tool.h"
 

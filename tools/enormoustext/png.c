@@ -1,5 +1,5 @@
 /*
- * png.c — an RGB canvas and the PNG writer of png.h.
+ * tools/enormoustext/png.c — an RGB canvas and the PNG writer of png.h.
  *
  * A PNG is the 8-byte signature and chunks (length, type, data, CRC-32 of
  * type and data): IHDR (size, 8-bit RGB), IDAT (the image data, a zlib
@@ -9,6 +9,10 @@
  * bytes as they are, at most 65535) and the Adler-32 of the uncompressed
  * bytes.  Each stored block goes out as an IDAT chunk of its own, so the
  * writer needs one block's worth of memory beside the image.
+ *
+ * Owns: the canvas (et_img_*) and the PNG format (et_png_write).
+ * May call: libc (malloc for the canvas, a stdio stream to write to).
+ * Never: depends on zlib or anything outside libc.
  */
 #include "png.h"
 

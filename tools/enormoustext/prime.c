@@ -1,6 +1,7 @@
 /*
- * prime.c — `enormoustext prime FILE...`: bring a program's text into the
- * page cache as huge folios, so that the kernel maps it huge by itself.
+ * tools/enormoustext/prime.c — `enormoustext prime FILE...`: bring a
+ * program's text into the page cache as huge folios, so that the kernel maps
+ * it huge by itself.
  *
  * A file-backed text mapping whose address and file offset are congruent
  * modulo the PMD size H is mapped with one PMD entry per window when the
@@ -21,6 +22,12 @@
  * --check does step 1 only and changes nothing: a window whose pages are
  * not all cached is not read (mincore says so), so it is reported as
  * "not cached" rather than brought in.
+ *
+ * Owns: `prime`: the windows of a file's text, their state in the page
+ * cache, the priming of each, and the processes that map the file.
+ * May call: core (smaps, sysinfo, json), common.c.
+ * Never: changes a file, or drops a page a process has mapped or that is
+ * dirty (POSIX_FADV_DONTNEED never does).
  */
 #include "tool.h"
 

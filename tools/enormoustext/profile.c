@@ -1,11 +1,19 @@
 /*
- * profile.c — `enormoustext profile show|merge`: look at a profile (the
- * format of ENORMOUSTEXT_PROFILE, parsed by the library's own parser) and
- * combine several.
+ * tools/enormoustext/profile.c — `enormoustext profile show|merge|order`:
+ * look at a profile (the format of ENORMOUSTEXT_PROFILE, parsed by the
+ * library's own parser), combine several, order a file's functions by
+ * heat.
  *
  *   enormoustext profile show [--window SIZE] [--svg OUT] [--png OUT] FILE
  *   enormoustext profile merge -o OUT FILE...
  *   enormoustext profile order --object FILE [--format lld|ld] PROFILE
+ *
+ * Owns: `profile show` (windows by heat, the SVG and PNG heat maps),
+ * `profile merge` (et_tool_profile_merge: also `record`'s), `profile
+ * order` (functions by heat, for the linker).
+ * May call: core (profile: the format, parsed, written and merged there;
+ * sysinfo: the PMD size), png.c, output.c, libelf (for `order`).
+ * Never: reads or writes a profile line itself (core/profile.c does).
  */
 #include "tool.h"
 #include "png.h"
@@ -159,7 +167,7 @@ static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
 
 /* The PNG's layout, in pixels: the SVG's, with a line of labels under each
  * row of windows, since a picture has no tooltips to say what a cell is.
- * tests/tools/run.sh (case_profile) reads the colours of cells placed so. */
+ * tests/tools/profile.sh reads the colours of cells placed so. */
 enum {
 	PNG_CELL = 12,          /* a window's width */
 	PNG_LEFT = 10,
@@ -379,22 +387,50 @@ static int cmd_show(int argc, char **argv)
 	return rc;
 }
 
-struct acc {
-	char build_id[41];
-	char path[512];
-	uint64_t vaddr, count;
-	bool none;                /* an object with no counts: its name only */
-};
-
-static int by_obj_addr(const void *a, const void *b)
+int et_tool_profile_merge(const char *out, char *const *files, size_t nfiles)
 {
-	const struct acc *x = a, *y = b;
-	int c = strcmp(x->build_id, y->build_id);
-	if (c)
-		return c;
-	if (x->none != y->none)
-		return x->none ? 1 : -1;
-	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+	struct et_profile *ps = calloc(nfiles ? nfiles : 1, sizeof *ps);
+	if (!ps) {
+		et_tool_err("out of memory");
+		return ET_EXIT_BAD;
+	}
+	int rc = ET_EXIT_BAD;
+	size_t n = 0;
+	for (; n < nfiles; n++) {
+		if (load(&ps[n], files[n]) != 0)
+			goto done;
+		if (ps[n].granule != ps[0].granule) {
+			et_tool_err("%s: granule %llu, the others have %llu: cannot merge", files[n],
+			            (unsigned long long)ps[n].granule, (unsigned long long)ps[0].granule);
+			n++;
+			goto done;
+		}
+	}
+	struct et_tool_out *t = malloc(sizeof *t);
+	FILE *f = t ? et_tool_out_open(t, out) : NULL;
+	if (!f) {
+		if (!t)
+			et_tool_err("out of memory");
+		free(t);
+		goto done;
+	}
+	char comment[64];
+	snprintf(comment, sizeof comment, "merged from %zu profile(s)", nfiles);
+	struct et_sink sink;
+	et_tool_sink_file(&sink, f);
+	int e = et_profile_merge(ps, n, &sink, comment);
+	if (e) {
+		et_tool_err("%s: %s", out, e == -ENOMEM ? "out of memory" : strerror(-e));
+		et_tool_out_abort(t);
+	} else if (et_tool_out_close(t) == 0) {
+		rc = ET_EXIT_OK;
+	}
+	free(t);
+done:
+	for (size_t i = 0; i < n; i++)
+		et_profile_free(&ps[i]);
+	free(ps);
+	return rc;
 }
 
 static int cmd_merge(int argc, char **argv)
@@ -419,76 +455,7 @@ static int cmd_merge(int argc, char **argv)
 		return et_tool_usage("give the profile to write: -o OUT");
 	if (optind >= argc)
 		return et_tool_usage("give the profiles to merge");
-	struct acc *all = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t granule = 0;
-	for (int a = optind; a < argc; a++) {
-		struct et_profile p;
-		if (load(&p, argv[a]) != 0) {
-			free(all);
-			return ET_EXIT_BAD;
-		}
-		if (granule && p.granule != granule) {
-			et_tool_err("%s: granule %llu, the others have %llu: cannot merge", argv[a],
-			            (unsigned long long)p.granule, (unsigned long long)granule);
-			et_profile_free(&p);
-			free(all);
-			return ET_EXIT_BAD;
-		}
-		granule = p.granule;
-		for (size_t i = 0; i < p.nobjs; i++)
-			/* an object with no counts (loaded, never run) keeps its name */
-			for (uint32_t k = 0; k < (p.objs[i].n ? p.objs[i].n : 1); k++) {
-				if (n == cap) {
-					cap = cap ? cap * 2 : 1024;
-					struct acc *q = realloc(all, cap * sizeof *all);
-					if (!q) {
-						et_tool_err("out of memory");
-						exit(ET_EXIT_BAD);
-					}
-					all = q;
-				}
-				struct acc *x = &all[n++];
-				memcpy(x->build_id, p.objs[i].build_id, sizeof x->build_id);
-				et_strlcpy(x->path, et_profile_path(&p, &p.objs[i]), sizeof x->path);
-				x->none = p.objs[i].n == 0;
-				x->vaddr = x->none ? 0 : p.ents[p.objs[i].first + k].vaddr;
-				x->count = x->none ? 0 : p.ents[p.objs[i].first + k].count;
-			}
-		et_profile_free(&p);
-	}
-	if (n)
-		qsort(all, n, sizeof *all, by_obj_addr);
-	struct et_tool_out *t = malloc(sizeof *t);
-	FILE *f = t ? et_tool_out_open(t, out) : NULL;
-	if (!f) {
-		if (!t)
-			et_tool_err("out of memory");
-		free(t);
-		free(all);
-		return ET_EXIT_BAD;
-	}
-	fprintf(f, "enormoustext-profile 1\ngranule %llu\n# merged from %d profile(s)\n",
-	        (unsigned long long)granule, argc - optind);
-	for (size_t i = 0; i < n;) {
-		fprintf(f, "object %s %s\n", all[i].build_id, all[i].path);
-		size_t j = i;
-		while (j < n && !strcmp(all[j].build_id, all[i].build_id)) {
-			if (all[j].none) {
-				j++;
-				continue;
-			}
-			uint64_t sum = 0, va = all[j].vaddr;
-			for (; j < n && !strcmp(all[j].build_id, all[i].build_id) && all[j].vaddr == va; j++)
-				sum = sum > UINT64_MAX - all[j].count ? UINT64_MAX : sum + all[j].count;
-			fprintf(f, "%llx %llu\n", (unsigned long long)va, (unsigned long long)sum);
-		}
-		i = j;
-	}
-	free(all);
-	int rc = et_tool_out_close(t) == 0 ? ET_EXIT_OK : ET_EXIT_BAD;
-	free(t);
-	return rc;
+	return et_tool_profile_merge(out, argv + optind, (size_t)(argc - optind));
 }
 
 /* ---- order: a function order for the linker, hottest first ----------- */
@@ -526,13 +493,7 @@ static void file_build_id(Elf *e, char out[41])
 		while ((off = gelf_getnote(d, off, &nh, &name, &desc)) > 0) {
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 			    !memcmp((char *)d->d_buf + name, "GNU", 4) && nh.n_descsz <= 20) {
-				static const char hx[] = "0123456789abcdef";
-				const unsigned char *b = (const unsigned char *)d->d_buf + desc;
-				for (size_t k = 0; k < nh.n_descsz; k++) {
-					out[2 * k] = hx[b[k] >> 4];
-					out[2 * k + 1] = hx[b[k] & 15];
-				}
-				out[2 * nh.n_descsz] = '\0';
+				et_hex_build_id((const unsigned char *)d->d_buf + desc, nh.n_descsz, out);
 				break;
 			}
 		}

@@ -1,6 +1,7 @@
 /*
- * record.c — `enormoustext record -o FILE -- COMMAND...`: where a program
- * spends its time, window by window, as a profile for ENORMOUSTEXT_PROFILE.
+ * tools/enormoustext/record.c — `enormoustext record -o FILE -- COMMAND...`:
+ * where a program spends its time, window by window, as a profile for
+ * ENORMOUSTEXT_PROFILE.
  *
  * The program counter of every thread of COMMAND (and of its children) is
  * sampled with perf_event_open's software cpu-clock event — no hardware PMU
@@ -8,9 +9,22 @@
  * which file each executable mapping holds (with its build-id, Linux 5.12+);
  * each sample is attributed to (build-id, address in the object's own ELF
  * address space) through the object's program headers, and counted per
- * 64-byte granule.  When COMMAND exits, the profile is written (by outfile.c's
- * rules: a file beside FILE, renamed into place; a device or FIFO as it is).  Samples in anonymous memory (JIT code, text moved
- * by the library as copies) belong to no file and are counted as such.
+ * 64-byte granule.  When COMMAND exits, the profile is written by
+ * core/profile.c's writer, by outfile.c's rules (a file beside FILE,
+ * renamed into place; a device or FIFO as it is).  Samples in anonymous
+ * memory (JIT code, text moved by the library as copies) belong to no file
+ * and are counted as such.
+ *
+ * Owns: `record`: sampling COMMAND with perf events (or, where they are
+ * refused, running it with the library's own recorder, ENORMOUSTEXT_RECORD,
+ * and merging its processes' profiles), `--from-perf-script`, and the
+ * attribution of samples to (build-id, granule).
+ * May call: core (profile: its writer, the recording's granule and rate;
+ * util), os/perf_attr.h (the cpu-clock event the library uses too),
+ * profile.c (the merge), run.c (the library to preload), output.c,
+ * libelf.
+ * Never: writes a profile line itself (core/profile.c's writer does);
+ * runs another process to merge.
  */
 #include "tool.h"
 
@@ -33,9 +47,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* 64 bytes (a cache line): fine enough to tell functions apart for
- * `profile order`, and windows add them up anyway */
-#define GRANULE 64u
+#define GRANULE ET_PROFILE_RECORD_GRANULE
 #define RING_PAGES 64            /* data pages per CPU (a power of two) */
 
 static void help(FILE *f)
@@ -46,19 +58,19 @@ static void help(FILE *f)
 	        "\n"
 	        "Run COMMAND, sample where its threads (and its children's) execute, and write\n"
 	        "a profile for ENORMOUSTEXT_PROFILE: per object (by build-id), samples per\n"
-	        "64 bytes of its text.  Uses perf_event_open's cpu-clock event (no hardware PMU\n"
+	        "%u bytes of its text.  Uses perf_event_open's cpu-clock event (no hardware PMU\n"
 	        "needed; kernel.perf_event_paranoid <= 2 for a user's own programs).  Run\n"
 	        "COMMAND without the library's anonymous copies (ENORMOUSTEXT_BACKEND=file, or\n"
 	        "without the library): samples in anonymous memory belong to no file.\n"
 	        "Where perf_event_open is refused, COMMAND runs with the library preloaded\n"
 	        "instead, each of its processes sampling itself with a CPU-time timer and\n"
-	        "SIGPROF (ENORMOUSTEXT_RECORD: up to 999 Hz a thread, bounded by the kernel's\n"
+	        "SIGPROF (ENORMOUSTEXT_RECORD: up to %d Hz a thread, bounded by the kernel's\n"
 	        "tick, -F not applied; ENORMOUSTEXT=0 unless set), and the profiles its\n"
 	        "processes write at exit are merged into FILE; a static program cannot be\n"
 	        "recorded so, nor a process killed by a signal.\n"
 	        "\n"
 	        "  -o, --output FILE     the profile to write (required)\n"
-	        "  -F, --frequency HZ    samples per second per thread (default 999)\n"
+	        "  -F, --frequency HZ    samples per second per thread (default %d)\n"
 	        "      --from-perf-script TEXT\n"
 	        "                        instead of running a COMMAND, read the output of\n"
 	        "                        `perf script -F pid,ip --show-mmap-events` (- for stdin)\n"
@@ -66,7 +78,8 @@ static void help(FILE *f)
 	        "  -h, --help            this help\n"
 	        "\n"
 	        "Exit status: COMMAND's; 1 when sampling cannot start or FILE cannot be\n"
-	        "written; 2 usage error.\n");
+	        "written; 2 usage error.\n",
+	        ET_PROFILE_RECORD_GRANULE, ET_PROFILE_RECORD_HZ, ET_PROFILE_RECORD_HZ);
 }
 
 /* ---- what the program maps --------------------------------------------- */
@@ -407,9 +420,13 @@ static int write_profile(const char *out)
 		counts[i].file = canon[counts[i].file];
 	if (ncounts)
 		qsort(counts, ncounts, sizeof *counts, by_file_granule);
-	fprintf(f, "enormoustext-profile 1\ngranule %u\n", GRANULE);
-	fprintf(f, "# recorded by enormoustext record: %llu samples, %llu outside any file\n",
-	        (unsigned long long)samples_total, (unsigned long long)samples_unknown);
+	char comment[128];
+	snprintf(comment, sizeof comment, "recorded by enormoustext record: %llu samples, %llu outside any file",
+	         (unsigned long long)samples_total, (unsigned long long)samples_unknown);
+	struct et_sink sink;
+	et_tool_sink_file(&sink, f);
+	struct et_prof_writer w;
+	et_profile_write_begin(&w, &sink, GRANULE, comment);
 	for (size_t i = 0; i < ncounts;) {
 		struct file *fl = &files[counts[i].file];
 		size_t j = i;
@@ -419,10 +436,9 @@ static int write_profile(const char *out)
 		if (fl->build_id[0]) {                  /* no build-id: no key */
 			if (!named[counts[i].file]) {
 				named[counts[i].file] = true;
-				fprintf(f, "object %s %s\n", fl->build_id, fl->path);
+				et_profile_write_object(&w, fl->build_id, fl->path);
 			}
-			fprintf(f, "%llx %llu\n", (unsigned long long)counts[i].granule * GRANULE,
-			        (unsigned long long)sum);
+			et_profile_write_count(&w, counts[i].granule * GRANULE, sum);
 		}
 		i = j;
 	}
@@ -432,8 +448,9 @@ static int write_profile(const char *out)
 	for (size_t i = 0; i < nfiles; i++)
 		if (files[i].build_id[0] && !named[canon[i]]) {
 			named[canon[i]] = true;
-			fprintf(f, "object %s %s\n", files[i].build_id, files[canon[i]].path);
+			et_profile_write_object(&w, files[i].build_id, files[canon[i]].path);
 		}
+	et_profile_write_end(&w);
 	free(canon);
 	free(named);
 	int rc = et_tool_out_close(t);
@@ -506,7 +523,7 @@ static int import_perf_script(const char *in, const char *out)
 static int perf_refused(void)
 {
 	struct perf_event_attr a;
-	et_cpu_clock_attr(&a, 999);
+	et_cpu_clock_attr(&a, ET_PROFILE_RECORD_HZ);
 	a.disabled = 1;
 	long fd = perf_open(&a, 0, -1);
 	if (fd >= 0) {
@@ -556,7 +573,8 @@ static int record_with_library(char **cmd, const char *out, int why)
 	char rec[PATH_MAX + 16];
 	snprintf(rec, sizeof rec, "%s/%%p.prof", dir);
 	fprintf(stderr, "enormoustext record: perf_event_open: %s: sampling with the library's "
-	        "CPU-time timers (ENORMOUSTEXT_RECORD) instead, up to 999 Hz a thread\n", strerror(why));
+	        "CPU-time timers (ENORMOUSTEXT_RECORD) instead, up to %d Hz a thread\n", strerror(why),
+	        ET_PROFILE_RECORD_HZ);
 	fflush(stderr);
 	/* our own signals go to the command; its status is ours */
 	signal(SIGINT, SIG_IGN);
@@ -622,38 +640,23 @@ static int record_with_library(char **cmd, const char *out, int why)
 			            cmd[0]);
 		rc = cmd_rc ? cmd_rc : ET_EXIT_BAD;
 	} else {
-		/* `enormoustext profile merge -o OUT FILES...`, this very command */
+		/* `enormoustext profile merge -o OUT FILES...`'s work */
 		qsort(profs, nf, sizeof *profs, by_name);
-		char **av = calloc(nf + 6, sizeof *av);   /* 5 words, the profiles, NULL */
-		if (!av) {
+		char **list = calloc(nf ? nf : 1, sizeof *list);
+		if (!list) {
 			et_tool_err("out of memory");
 			exit(ET_EXIT_BAD);
 		}
 		size_t k = 0;
-		av[k++] = "enormoustext";
-		av[k++] = "profile";
-		av[k++] = "merge";
-		av[k++] = "-o";
-		av[k++] = (char *)out;
 		for (size_t i = 0; i < nf; i++)
 			if (is_profile(profs[i]))
-				av[k++] = profs[i];
-		pid_t m = fork();
-		if (m == 0) {
-			execv("/proc/self/exe", av);
-			fprintf(stderr, "enormoustext record: cannot run `enormoustext profile merge`: %s\n",
-			        strerror(errno));
-			_exit(126);
-		}
-		if (m < 0)
-			et_tool_err("fork: %s", strerror(errno));
-		int mst = 0;
-		if (m < 0 || waitpid(m, &mst, 0) != m || !WIFEXITED(mst) || WEXITSTATUS(mst) != 0) {
-			rc = ET_EXIT_BAD;   /* merge said why */
+				list[k++] = profs[i];
+		if (et_tool_profile_merge(out, list, k) != ET_EXIT_OK) {
+			rc = ET_EXIT_BAD;   /* the merge said why */
 			keep = true;
 			et_tool_err("the profiles of %s's processes are left in %s", cmd[0], dir);
 		}
-		free(av);
+		free(list);
 		if (!rc)
 			fprintf(stderr, "enormoustext record: %zu process profile(s) merged into %s\n", ok, out);
 	}
@@ -680,7 +683,7 @@ int et_cmd_record(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL, *from = NULL;
-	uint64_t hz = 999;
+	uint64_t hz = ET_PROFILE_RECORD_HZ;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:o:F:h", longopts, NULL)) != -1) {

@@ -1,7 +1,7 @@
 /*
- * run.c — `enormoustext run [options] [--] CMD [ARGS...]`: exec CMD with
- * libenormoustext preloaded and the options turned into the library's
- * environment variables.
+ * tools/enormoustext/run.c — `enormoustext run [options] [--] CMD
+ * [ARGS...]`: exec CMD with libenormoustext preloaded and the options turned
+ * into the library's environment variables.
  *
  * The options are not a list of their own: they are made from the library's
  * option table (options.c), one `--NAME VALUE` per variable
@@ -14,6 +14,12 @@
  * one installed beside the command (BINDIR/../LIBDIR), else the one in the
  * configured LIBDIR.  It is prepended to LD_PRELOAD (an existing entry for
  * the same file is dropped, so nesting does not load it twice).
+ *
+ * Owns: `run`: the options made from the library's table, the environment
+ * CMD gets, and the library to preload (et_tool_preload, `record` too).
+ * May call: core (options: the table, its parser, its defaults).
+ * Never: keeps a list of options, a default or an accepted value of its
+ * own (the table has them).
  */
 #include "tool.h"
 
@@ -212,17 +218,17 @@ static char *compose_preload(const char *lib, const char *old)
 char *et_tool_preload(const char *lib_opt)
 {
 	char lib[PATH_MAX], abs[PATH_MAX + 8], tried[3 * PATH_MAX];
-	const char *env_lib = getenv("ENORMOUSTEXT_LIB");
+	const char *env_lib = getenv(ET_OPTION_LIB_VAR);
 	int rc;
 	if (lib_opt) {
 		rc = check_library("--lib", " ", lib_opt, abs, sizeof abs);
 	} else if (env_lib) {
-		rc = check_library("ENORMOUSTEXT_LIB", "=", env_lib, abs, sizeof abs);
+		rc = check_library(ET_OPTION_LIB_VAR, "=", env_lib, abs, sizeof abs);
 	} else if (default_library(lib, sizeof lib, tried, sizeof tried)) {
 		rc = check_library("library", " ", lib, abs, sizeof abs);
 	} else {
 		et_tool_err("cannot find libenormoustext.so (looked for %s): give --lib PATH or set "
-		            "ENORMOUSTEXT_LIB", tried);
+		            ET_OPTION_LIB_VAR, tried);
 		rc = ET_EXIT_BAD;
 	}
 	if (rc)

@@ -1,14 +1,22 @@
 /*
- * setup.c — `enormoustext setup [--thp MODE] [--defrag MODE] [--hugetlb-pages N]
- *                               [--hugetlb-size SIZE] [--dry-run] [--root DIR]`:
- * change the system settings huge text depends on, as root.
+ * tools/enormoustext/setup.c — `enormoustext setup [--thp MODE]
+ *     [--defrag MODE] [--hugetlb-pages N] [--hugetlb-size SIZE] [--dry-run]
+ *     [--root DIR]`: change the system settings huge text depends on, as
+ * root.
  *
  * Every write is printed before it is made, with the value it replaces;
  * --dry-run prints them and writes nothing.  After each write the setting is
  * read back: the kernel may refuse a value or, for the hugetlb pool, give
  * fewer pages than asked (memory too fragmented), and that is an error.
- * The library itself never changes a system setting (DESIGN.md section 1):
- * this command is the administrator's tool for it.
+ * The library itself never changes a system setting (it adapts to what
+ * the system allows, see the README): this command is the administrator's
+ * tool for it.
+ *
+ * Owns: `setup`: the writes to sysfs (THP policy, defrag, the hugetlb
+ * pool), each printed before it is made and read back after.
+ * May call: core (sysinfo: the PMD size; options: sizes), common.c.
+ * Never: writes anything --dry-run was given for; writes a file other than
+ * those settings.
  */
 #include "tool.h"
 

@@ -1,7 +1,8 @@
 /*
- * stat.c — `enormoustext stat [--json] [--summary] [--proc DIR] (--all | PID...)`:
- * how much of each process's text is on huge pages, per mapped object, from
- * /proc/PID/smaps (parsed by the library's own smaps reader).
+ * tools/enormoustext/stat.c — `enormoustext stat [--json] [--summary]
+ * [--proc DIR] (--all | PID...)`: how much of each process's text is on huge
+ * pages, per mapped object, from /proc/PID/smaps (parsed by the library's
+ * own smaps reader).
  *
  * Text is every executable mapping.  What backs it, per mapping:
  *   AnonHugePages   anonymous huge pages (the library's thp/collapse copies)
@@ -17,6 +18,11 @@
  * are both that object's (same path and inode): it lies inside the object's
  * own address range.  Anything else executable and anonymous (JIT code) is
  * listed as "[anonymous]"; [vdso] and the like under their own names.
+ *
+ * Owns: `stat`: per process and per object, how much text is huge and of
+ * which kind, as text or JSON.
+ * May call: core (smaps, json), common.c.
+ * Never: changes the processes it looks at.
  */
 #include "tool.h"
 

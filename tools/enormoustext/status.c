@@ -1,6 +1,7 @@
 /*
- * status.c — `enormoustext status [--json] [--no-probe] [--probe-dir DIR] [--root DIR]`:
- * what this system allows for huge text, and which backend `auto` picks.
+ * tools/enormoustext/status.c — `enormoustext status [--json] [--no-probe]
+ * [--probe-dir DIR] [--root DIR]`: what this system allows for huge text,
+ * and which backend `auto` picks.
  *
  * Settings come from sysfs (the library's readers, sysinfo.c, for the PMD
  * size, policy and pool; the rest read here the same way).  Two questions
@@ -14,6 +15,12 @@
  *     and closed at the end: nothing is left behind);
  * and, for the `thp` backend, whether the first write to a MADV_HUGEPAGE
  * region gets a huge page.  All three mirror what the library does.
+ *
+ * Owns: `status`: the system's settings for huge text, the probes, and
+ * the backend `auto` would pick.
+ * May call: core (sysinfo: the readers and the `auto` order; smaps, json),
+ * common.c.
+ * Never: changes a setting; leaves a probe's file or mapping behind.
  */
 #include "tool.h"
 

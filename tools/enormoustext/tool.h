@@ -1,15 +1,16 @@
 /*
  * tool.h — what the parts of the `enormoustext` command share: the
- * subcommands, error and usage reporting, a small JSON writer, and size
- * formatting.
+ * subcommands, error and usage reporting, size formatting, and the stdio
+ * ends of the library's writers.
  *
- * The command reuses the library's own modules (compiled into it, not
- * linked from libenormoustext.so): options.c for the option table and its
- * parsers, sysinfo.c for the sysfs readers and the `auto` backend order,
- * smaps.c for /proc/PID/smaps, plan.c for the window planner, util.c, and
- * outfile.c for every file it writes (output.c).  It never compiles init.c
- * or report.c, whose constructor would run in the
- * command itself.
+ * The command is made of the library's core (the static library
+ * enormoustext_core_static; it includes only core/ headers): options.c for
+ * the option table and its parsers, sysinfo.c for the sysfs readers and
+ * the `auto` backend order, smaps.c for /proc/PID/smaps, plan.c for the
+ * window planner, json.c for every --json, profile.c for the profile
+ * format (read and written), outfile.c for every file it writes
+ * (output.c), util.c.  The runtime (constructor, passes) never runs in the
+ * command.
  *
  * Exit statuses, for every subcommand: 0 done; 1 an input was bad (a PID, a
  * file, a write that failed) — one line on stderr names it and says what is
@@ -26,6 +27,7 @@
 #include "enormoustext.h"
 
 #include "core/elfsyms.h"
+#include "core/json.h"
 #include "core/log.h"
 #include "core/options.h"
 #include "core/outfile.h"
@@ -63,28 +65,13 @@ int et_cmd_profile(int argc, char **argv);
 
 /* ------------------------------------------------------------- JSON */
 
-/* A streaming JSON writer: values are written as they come, commas and
- * indentation are handled here.  Keys are given for members of objects and
- * NULL for elements of arrays (and the top-level value). */
-struct et_json {
-	FILE *f;
-	int depth;
-	bool need_comma[32];
-	bool empty[32];
-};
-
+/* The JSON writer is core/json.h's (the library's report uses the same
+ * one); this starts it on a stdio stream, each piece written as it comes
+ * (et_json_end flushes the stream). */
 void et_json_init(struct et_json *j, FILE *f);
-void et_json_obj(struct et_json *j, const char *key);
-void et_json_obj_end(struct et_json *j);
-void et_json_arr(struct et_json *j, const char *key);
-void et_json_arr_end(struct et_json *j);
-void et_json_str(struct et_json *j, const char *key, const char *val);   /* NULL: null */
-void et_json_u64(struct et_json *j, const char *key, uint64_t v);
-void et_json_i64(struct et_json *j, const char *key, int64_t v);
-void et_json_bool(struct et_json *j, const char *key, bool v);
-void et_json_null(struct et_json *j, const char *key);
-/* Ends the document with a newline. */
-void et_json_end(struct et_json *j);
+/* A sink (core/util.h) into a stdio stream: the JSON and profile writers
+ * write through it; flushing it flushes the stream. */
+void et_tool_sink_file(struct et_sink *s, FILE *f);
 
 /* ------------------------------------------------------------ formats */
 
@@ -92,7 +79,8 @@ void et_json_end(struct et_json *j);
 const char *et_tool_size(char *buf, size_t cap, uint64_t bytes);
 /* Trim trailing whitespace (newlines of sysfs files) in place. */
 char *et_tool_trim(char *s);
-/* Read a small file into buf (NUL-terminated, trimmed); -errno on failure. */
+/* Read a small file into buf: et_read_file (core/util.c), then trimmed;
+ * its length, or -errno. */
 long et_tool_read(const char *path, char *buf, size_t cap);
 /* Parse a non-negative decimal integer that fills the whole string. */
 int et_tool_parse_u64(const char *s, uint64_t *out);
@@ -100,7 +88,7 @@ int et_tool_parse_u64(const char *s, uint64_t *out);
 /* ------------------------------------------------------------ output */
 
 /* A file the command writes (-o, --png, --svg), by outfile.c's rules (see
- * internal.h): a regular file is written beside and renamed in, so a
+ * core/outfile.h): a regular file is written beside and renamed in, so a
  * failure leaves the old one whole; a device or FIFO is written as it is; a
  * link is followed; anything else is refused.  Messages name the path as
  * given, never a temporary. */
@@ -125,6 +113,14 @@ void et_tool_out_error(const char *name, const struct et_out *o, int err);
  * (--lib), else $ENORMOUSTEXT_LIB, else this command's default; NULL after
  * one line saying why.  Free it. */
 char *et_tool_preload(const char *lib_opt);
+
+/* ----------------------------------------------------------- profile */
+
+/* `profile merge -o out FILE...` (and `record`'s merge of its processes'
+ * profiles): each file loaded (a bad one, or one of another granule: one
+ * line naming it), their sum written to out by core/profile.c's merge.
+ * ET_EXIT_OK, or ET_EXIT_BAD after one line saying why (out untouched). */
+int et_tool_profile_merge(const char *out, char *const *files, size_t n);
 
 /* ------------------------------------------------------------- check */
 

@@ -1,12 +1,17 @@
 /*
- * options.c — the environment variables, as data.
+ * core/options.c — the environment variables, as data.
  *
- * One table names every variable with its default and what it accepts; one
- * parser per kind of value (on/off, integer range, size with K/M/G, backend
- * name, globs, path).  A bad value produces exactly one warning naming the
- * variable and what it accepts, and the default stays.  Read once, at
- * start-up, with getenv (safe in a constructor: the environment is set up
- * before any constructor runs).
+ * Owns: THE table of the ENORMOUSTEXT_* variables (each one's name, default,
+ * what it accepts, its help): the only place that holds a default — the
+ * parser starts from the table's defaults, read as the environment's values
+ * are, and so does the command (et_options_defaults); one parser per kind
+ * of value (on/off, integer range, size with K/M/G, duration, backend name,
+ * globs, path).  A bad value produces exactly one warning naming the
+ * variable and what it accepts, and the default stays.
+ * May call: util, log.
+ * Never: reads the environment itself (its caller's getenv-like function
+ * does: the library reads it once, at start-up, safe in a constructor);
+ * allocates; writes a default anywhere but the table.
  */
 #include "core/options.h"
 
@@ -64,7 +69,7 @@ const struct et_option_desc *et_option_table(size_t *count)
  * command's own (`enormoustext run` reads ENORMOUSTEXT_LIB), so that a user
  * who exports them gets no warning from every process. */
 static const char other_vars[][24] = {
-	"ENORMOUSTEXT_LIB",
+	ET_OPTION_LIB_VAR,
 };
 
 /* Does entry ("NAME=value") name exactly `name`? */
@@ -266,110 +271,130 @@ bool et_glob_list_match(const char *globs, const char *path)
 	return false;
 }
 
+/* One value v for option id into o: 0, or -errno (o as it was).  The
+ * table's defaults go through here too, so the table is the only place
+ * that knows them; given: v came from the environment (not the table). */
+static int apply(struct et_options *o, enum et_option_id id, const char *v, bool given)
+{
+	int ok = 0;
+	switch (id) {
+	case ET_OPT_ENABLE:
+		ok = et_parse_bool(v, &o->enabled);
+		break;
+	case ET_OPT_VERBOSE: {
+		uint64_t n;
+		ok = (v[0] && et_parse_size(v, &n) == 0 && n <= 3 && strlen(v) == 1) ? 0 : -EINVAL;
+		if (ok == 0) {
+			o->verbose = (int)n;
+			o->verbose_set = given;
+		}
+		break;
+	}
+	case ET_OPT_BACKEND:
+		ok = et_parse_backend(v, &o->backend);
+		break;
+	case ET_OPT_INCLUDE:
+	case ET_OPT_EXCLUDE:
+		/* Empty means "not set"; a list of only colons is a mistake. */
+		if (!*v)
+			break;
+		if (!glob_list_valid(v)) {
+			ok = -EINVAL;
+			break;
+		}
+		if (id == ET_OPT_INCLUDE)
+			o->include = v;
+		else
+			o->exclude = v;
+		break;
+	case ET_OPT_MIN_BYTES:
+		ok = et_parse_size(v, &o->min_bytes);
+		break;
+	case ET_OPT_PAD_THRESHOLD:
+		ok = et_parse_size(v, &o->pad_threshold);
+		break;
+	case ET_OPT_REPORT:
+		if (*v)
+			o->report = v;
+		break;
+	case ET_OPT_PERFMAP:
+		ok = et_parse_bool(v, &o->perfmap);
+		break;
+	case ET_OPT_PRIME:
+		ok = et_parse_bool(v, &o->prime);
+		break;
+	case ET_OPT_PROFILE:
+		if (*v)
+			o->profile = v;
+		break;
+	case ET_OPT_HOT_COVERAGE: {
+		uint64_t n;
+		size_t l = strlen(v);
+		char num[8];
+		/* "95" or "95%" */
+		if (l > 0 && v[l - 1] == '%')
+			l--;
+		ok = -EINVAL;
+		if (l > 0 && l < sizeof num) {
+			memcpy(num, v, l);
+			num[l] = '\0';
+			if (num[0] >= '0' && num[0] <= '9' && et_parse_size(num, &n) == 0 && n >= 1 && n <= 100 &&
+			    num[l - 1] >= '0' && num[l - 1] <= '9') {
+				o->hot_coverage = (unsigned)n;
+				ok = 0;
+			}
+		}
+		break;
+	}
+	case ET_OPT_HOT_BUDGET:
+		ok = et_parse_size(v, &o->hot_budget);
+		break;
+	case ET_OPT_PROFILE_STRICT:
+		ok = et_parse_bool(v, &o->profile_strict);
+		break;
+	case ET_OPT_RECORD:
+		if (*v)
+			o->record = v;
+		break;
+	case ET_OPT_DEFER:
+		ok = et_parse_duration(v, &o->defer_ns);
+		break;
+	case ET_OPT__COUNT:
+		break;
+	}
+	return ok;
+}
+
 int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, void *ctx)
 {
 	int bad = 0;
 	memset(o, 0, sizeof *o);
-	o->enabled = true;
-	o->backend = ET_BACKEND_AUTO;
-	o->pad_threshold = 4096;
-	o->hot_coverage = 95;
+	/* the defaults: the table's, read as the environment's values are
+	 * (the unit tests check that each one parses) */
+	for (int id = 0; id < ET_OPT__COUNT; id++)
+		(void)apply(o, (enum et_option_id)id, table[id].def, false);
 
 	for (int id = 0; id < ET_OPT__COUNT; id++) {
 		const char *v = get(table[id].name, ctx);
 		if (!v)
 			continue;
-		int ok = 0;
-		switch ((enum et_option_id)id) {
-		case ET_OPT_ENABLE:
-			ok = et_parse_bool(v, &o->enabled);
-			break;
-		case ET_OPT_VERBOSE: {
-			uint64_t n;
-			ok = (v[0] && et_parse_size(v, &n) == 0 && n <= 3 && strlen(v) == 1) ? 0 : -EINVAL;
-			if (ok == 0) {
-				o->verbose = (int)n;
-				o->verbose_set = true;
-			}
-			break;
-		}
-		case ET_OPT_BACKEND:
-			ok = et_parse_backend(v, &o->backend);
-			break;
-		case ET_OPT_INCLUDE:
-		case ET_OPT_EXCLUDE:
-			/* Empty means "not set"; a list of only colons is a mistake. */
-			if (!*v)
-				break;
-			if (!glob_list_valid(v)) {
-				ok = -EINVAL;
-				break;
-			}
-			if (id == ET_OPT_INCLUDE)
-				o->include = v;
-			else
-				o->exclude = v;
-			break;
-		case ET_OPT_MIN_BYTES:
-			ok = et_parse_size(v, &o->min_bytes);
-			break;
-		case ET_OPT_PAD_THRESHOLD:
-			ok = et_parse_size(v, &o->pad_threshold);
-			break;
-		case ET_OPT_REPORT:
-			if (*v)
-				o->report = v;
-			break;
-		case ET_OPT_PERFMAP:
-			ok = et_parse_bool(v, &o->perfmap);
-			break;
-		case ET_OPT_PRIME:
-			ok = et_parse_bool(v, &o->prime);
-			break;
-		case ET_OPT_PROFILE:
-			if (*v)
-				o->profile = v;
-			break;
-		case ET_OPT_HOT_COVERAGE: {
-			uint64_t n;
-			size_t l = strlen(v);
-			char num[8];
-			/* "95" or "95%" */
-			if (l > 0 && v[l - 1] == '%')
-				l--;
-			ok = -EINVAL;
-			if (l > 0 && l < sizeof num) {
-				memcpy(num, v, l);
-				num[l] = '\0';
-				if (num[0] >= '0' && num[0] <= '9' && et_parse_size(num, &n) == 0 && n >= 1 && n <= 100 &&
-				    num[l - 1] >= '0' && num[l - 1] <= '9') {
-					o->hot_coverage = (unsigned)n;
-					ok = 0;
-				}
-			}
-			break;
-		}
-		case ET_OPT_HOT_BUDGET:
-			ok = et_parse_size(v, &o->hot_budget);
-			break;
-		case ET_OPT_PROFILE_STRICT:
-			ok = et_parse_bool(v, &o->profile_strict);
-			break;
-		case ET_OPT_RECORD:
-			if (*v)
-				o->record = v;
-			break;
-		case ET_OPT_DEFER:
-			ok = et_parse_duration(v, &o->defer_ns);
-			break;
-		case ET_OPT__COUNT:
-			break;
-		}
-		if (ok != 0) {
+		if (apply(o, (enum et_option_id)id, v, true) != 0) {
 			bad++;
 			if (warn)
 				warn(table[id].name, v, table[id].accepts, ctx);
 		}
 	}
 	return bad;
+}
+
+static const char *no_env(const char *name, void *ctx)
+{
+	(void)name;
+	(void)ctx;
+	return NULL;
+}
+
+void et_options_defaults(struct et_options *o)
+{
+	(void)et_options_parse(o, no_env, NULL, NULL);
 }

@@ -76,9 +76,16 @@ typedef const char *(*et_getenv_fn)(const char *name, void *ctx);
  * leaves the default in place.  Returns the number of bad values. */
 typedef void (*et_warn_fn)(const char *name, const char *value, const char *accepts, void *ctx);
 ET_HIDDEN int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, void *ctx);
+/* The options with no variable set: the table's defaults (the only place
+ * that holds them). */
+ET_HIDDEN void et_options_defaults(struct et_options *o);
 ET_HIDDEN const struct et_option_desc *et_option_table(size_t *count);
+/* The variable the project's command reads for the library to preload
+ * (`enormoustext run`, `record`): not an option of the library, but known
+ * to it (et_option_known), so that exporting it draws no warning. */
+#define ET_OPTION_LIB_VAR "ENORMOUSTEXT_LIB"
 /* Is this environment entry ("NAME=value") one of the table's variables,
- * or one the project's command reads (ENORMOUSTEXT_LIB)? */
+ * or one the project's command reads (ET_OPTION_LIB_VAR)? */
 ET_HIDDEN bool et_option_known(const char *entry);
 /* The table's name nearest to `name` (edit distance, case ignored), for a
  * warning; NULL when none is within a few letters. */

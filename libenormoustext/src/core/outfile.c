@@ -1,8 +1,10 @@
 /*
- * outfile.c — writing a file the user named: ENORMOUSTEXT_REPORT,
+ * core/outfile.c — writing a file the user named: ENORMOUSTEXT_REPORT,
  * ENORMOUSTEXT_RECORD, the perf map /tmp/perf-PID.map, and the command's
- * -o/--png/--svg outputs.  The one place that knows what may be written at a
- * path, and how:
+ * every output file (-o, --png, --svg).
+ *
+ * Owns: THE way a file is written beside its name and renamed into place,
+ * and what may be written at a path, and how:
  *
  *   nothing there, or a regular file
  *       a temporary beside it (O_CREAT|O_EXCL|O_NOFOLLOW, a name of its own,
@@ -21,11 +23,13 @@
  *   anything else (a directory, a socket, a block device)
  *       refused, with the type in the reason.
  *
- * It must never: rename over or truncate anything but a regular file; follow
+ * May call: util, log (errno as text).
+ * Never: renames over or truncates anything but a regular file; follows
  * a link where the caller said not to (the perf map, in a directory anyone
- * can write); let the SIGPIPE of a FIFO whose reader left reach the program;
- * allocate, use stdio streams, or change errno for its caller (the library
- * runs it in any process, from its constructor and destructor).
+ * can write); lets the SIGPIPE of a FIFO whose reader left reach the
+ * program; allocates, uses stdio streams, or changes errno for its caller
+ * (the library runs it in any process, from its constructor and
+ * destructor).
  */
 #include "core/outfile.h"
 
@@ -414,4 +418,14 @@ const char *et_out_errno_text(int e, char buf[24])
 	case EAGAIN: return "the file changed while it was written";
 	default: return et_errno_text(e, buf);
 	}
+}
+
+static void sink_write(void *o, const char *s, size_t n)
+{
+	(void)et_out_write(o, s, n);     /* an error stays in o->err */
+}
+
+void et_out_sink(struct et_sink *s, struct et_out *o, char *buf, size_t cap)
+{
+	*s = (struct et_sink){ .write = sink_write, .ctx = o, .buf = buf, .cap = cap };
 }

@@ -5,7 +5,8 @@
 #ifndef ET_CORE_OUTFILE_H
 #define ET_CORE_OUTFILE_H
 
-#include "core/base.h"
+#include "core/util.h"
+
 /* Writing a file the user named (outfile.c; the library and the command):
  * a regular file or nothing there is written beside and renamed into place
  * (new files 0600; a replaced one keeps its mode), a character device or a
@@ -47,5 +48,9 @@ ET_HIDDEN void et_out_abort(struct et_out *o);
 ET_HIDDEN const char *et_out_why(const struct et_out *o, char *buf, size_t cap);
 /* errno as text for these failures, without strerror (see et_errno_text). */
 ET_HIDDEN const char *et_out_errno_text(int e, char buf[24]);
+/* A sink (util.h) into o, through buf (cap bytes, the caller's): what the
+ * JSON and profile writers write goes to et_out_write, an error staying in
+ * o->err for et_out_commit to return. */
+ET_HIDDEN void et_out_sink(struct et_sink *s, struct et_out *o, char *buf, size_t cap);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * profile.c — hot-text profiles (ENORMOUSTEXT_PROFILE): the file format and
- * its parser.  The choice of windows from a profile is in init.c.
+ * core/profile.c — hot-text profiles: THE format, its parser, its writer,
+ * and the merge of several.
  *
  * The format (text, version 1; documented in the README):
  *
@@ -17,6 +17,18 @@
  * address space (p_vaddr space: the run-time address minus the load base),
  * in hex, strictly increasing within an object, and how many samples fell
  * in it.  '#' starts a comment line; empty lines are ignored.
+ *
+ * Owns: the format — the parser (et_profile_parse/load: the library's
+ * ENORMOUSTEXT_PROFILE, the command's profile show/order/merge), the
+ * lookups (by build-id, heat of a range), the one writer (et_profile_write_*:
+ * the library's ENORMOUSTEXT_RECORD, the command's record and merge) and
+ * the merge (et_profile_merge).  Choosing windows from a profile is
+ * plan.c's.
+ * May call: util (scratch memory, the clock, the sink, reading a file),
+ * log (errno as text).
+ * Never: allocates with malloc or uses a stdio stream (it runs before
+ * malloc may work, and in the destructor); writes a line its parser would
+ * refuse; takes more than linear time in the file (see below).
  *
  * The parser takes a buffer and allocates nothing but one scratch mapping
  * for its tables (it may run before malloc works); every malformed line is
@@ -418,17 +430,16 @@ int et_profile_load(struct et_profile *p, const char *path)
 		snprintf(p->err, sizeof p->err, "out of memory");
 		return -ENOMEM;
 	}
-	size_t got = 0;
-	while (got < len) {
-		ssize_t r = read(fd, buf + got, len - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
+	long got = et_read_fd(fd, buf, len + 1);
+	int e = errno;
 	close(fd);
-	int rc = et_profile_parse(p, buf, got);
+	if (got < 0) {
+		char eb[24];
+		et_scratch_free(buf, len + 1);
+		snprintf(p->err, sizeof p->err, "%s", et_errno_text(e, eb));
+		return -e;
+	}
+	int rc = et_profile_parse(p, buf, (size_t)got);
 	et_scratch_free(buf, len + 1);
 	return rc;
 }
@@ -475,4 +486,234 @@ uint64_t et_profile_heat(const struct et_profile *p, const struct et_prof_obj *o
 	for (size_t i = a; i < o->n && e[i].vaddr < hi; i++)
 		sum += e[i].count;
 	return sum;
+}
+
+/* ------------------------------------------------------------- writing */
+
+static void wput(struct et_prof_writer *w, const char *s, size_t n)
+{
+	et_sink_put(&w->out, s, n);
+}
+
+#define wlit(w, s) wput((w), "" s, sizeof(s) - 1)
+
+/* Text that ends its line: a newline or CR in it would end it early. */
+static void wtext(struct et_prof_writer *w, const char *s)
+{
+	const char *run = s;
+	for (; *s; s++)
+		if (*s == '\n' || *s == '\r') {
+			wput(w, run, (size_t)(s - run));
+			wlit(w, "?");
+			run = s + 1;
+		}
+	wput(w, run, (size_t)(s - run));
+}
+
+void et_profile_write_begin(struct et_prof_writer *w, const struct et_sink *out, uint64_t granule,
+                            const char *comment)
+{
+	memset(w, 0, sizeof *w);
+	w->out = *out;
+	w->out.len = 0;
+	w->granule = granule;
+	wlit(w, "enormoustext-profile 1\ngranule ");
+	et_sink_u64(&w->out, granule, 10);
+	wlit(w, "\n");
+	if (comment) {
+		wlit(w, "# ");
+		wtext(w, comment);
+		wlit(w, "\n");
+	}
+}
+
+int et_profile_write_object(struct et_prof_writer *w, const char *build_id, const char *path)
+{
+	size_t n = strlen(build_id);
+	bool ok = n >= 2 && n <= BID_PAD;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = is_hex(build_id[i]);
+	w->in_object = ok;
+	w->any = false;
+	if (!ok)
+		return -EINVAL;
+	wlit(w, "object ");
+	wput(w, build_id, n);
+	wlit(w, " ");
+	wtext(w, path);
+	wlit(w, "\n");
+	return 0;
+}
+
+int et_profile_write_count(struct et_prof_writer *w, uint64_t vaddr, uint64_t count)
+{
+	if (!w->in_object || (vaddr & (w->granule - 1)) || (w->any && vaddr <= w->last))
+		return -EINVAL;
+	w->last = vaddr;
+	w->any = true;
+	et_sink_u64(&w->out, vaddr, 16);
+	wlit(w, " ");
+	et_sink_u64(&w->out, count, 10);
+	wlit(w, "\n");
+	return 0;
+}
+
+void et_profile_write_end(struct et_prof_writer *w)
+{
+	et_sink_flush(&w->out);
+}
+
+/* ---------------------------------------------------------------- merge */
+
+/* An object of one of the profiles. */
+struct mref {
+	uint32_t p, o;
+};
+
+/* Build-id order (the padded build-ids compare as strcmp would), then the
+ * profiles' order: a group of equal build-ids starts with the first
+ * profile that has it. */
+static int mref_cmp(const struct et_profile *ps, struct mref a, struct mref b)
+{
+	int c = memcmp(ps[a.p].objs[a.o].build_id, ps[b.p].objs[b.o].build_id, BID_PAD + 1);
+	if (c)
+		return c;
+	if (a.p != b.p)
+		return a.p < b.p ? -1 : 1;
+	return a.o < b.o ? -1 : a.o > b.o;
+}
+
+static void mref_sift(const struct et_profile *ps, struct mref *r, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && mref_cmp(ps, r[l], r[m]) > 0)
+			m = l;
+		if (l + 1 < n && mref_cmp(ps, r[l + 1], r[m]) > 0)
+			m = l + 1;
+		if (m == i)
+			return;
+		struct mref t = r[i];
+		r[i] = r[m];
+		r[m] = t;
+		i = m;
+	}
+}
+
+/* Heapsort: no allocation, O(n log n) whatever the input. */
+static void mref_sort(const struct et_profile *ps, struct mref *r, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		mref_sift(ps, r, n, i);
+	for (size_t e = n; e-- > 1;) {
+		struct mref t = r[0];
+		r[0] = r[e];
+		r[e] = t;
+		mref_sift(ps, r, e, 0);
+	}
+}
+
+/* The heads of one object's entry lists, a min-heap on their address. */
+struct mheap {
+	const struct et_profile *ps;
+	const struct mref *g;      /* the group: the object in each profile */
+	uint32_t *pos;             /* pos[k]: the next entry of g[k] */
+	uint32_t *h;               /* the heap: indexes into g */
+	size_t n;
+};
+
+static const struct et_prof_ent *mhead(const struct mheap *m, uint32_t k)
+{
+	const struct et_profile *p = &m->ps[m->g[k].p];
+	return &p->ents[p->objs[m->g[k].o].first + m->pos[k]];
+}
+
+static void mheap_down(struct mheap *m, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, s = i;
+		if (l < m->n && mhead(m, m->h[l])->vaddr < mhead(m, m->h[s])->vaddr)
+			s = l;
+		if (l + 1 < m->n && mhead(m, m->h[l + 1])->vaddr < mhead(m, m->h[s])->vaddr)
+			s = l + 1;
+		if (s == i)
+			return;
+		uint32_t t = m->h[i];
+		m->h[i] = m->h[s];
+		m->h[s] = t;
+		i = s;
+	}
+}
+
+struct prof_merge_ctx {
+	const struct et_profile *ps;
+	struct mref *refs;
+	uint32_t *pos, *heap;
+	struct et_prof_writer *w;
+};
+
+/* The counts of the group refs[first, first + count) (one object, in
+ * each profile that has it), summed granule by granule, in address order. */
+static void merge_object(struct prof_merge_ctx *c, size_t first, size_t count)
+{
+	struct mheap m = { .ps = c->ps, .g = c->refs + first, .pos = c->pos, .h = c->heap, .n = 0 };
+	for (uint32_t k = 0; k < count; k++) {
+		m.pos[k] = 0;
+		if (c->ps[m.g[k].p].objs[m.g[k].o].n)
+			m.h[m.n++] = k;
+	}
+	for (size_t i = m.n / 2; i-- > 0;)
+		mheap_down(&m, i);
+	while (m.n) {
+		uint64_t va = mhead(&m, m.h[0])->vaddr, sum = 0;
+		while (m.n && mhead(&m, m.h[0])->vaddr == va) {
+			uint32_t k = m.h[0];
+			uint64_t add = mhead(&m, k)->count;
+			sum = sum > UINT64_MAX - add ? UINT64_MAX : sum + add;
+			if (++m.pos[k] == c->ps[m.g[k].p].objs[m.g[k].o].n)
+				m.h[0] = m.h[--m.n];
+			mheap_down(&m, 0);
+		}
+		(void)et_profile_write_count(c->w, va, sum);
+	}
+}
+
+int et_profile_merge(const struct et_profile *ps, size_t n, const struct et_sink *out, const char *comment)
+{
+	if (n == 0 || n > UINT32_MAX)
+		return -EINVAL;
+	size_t nobjs = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ps[i].granule != ps[0].granule)
+			return -EINVAL;
+		nobjs += ps[i].nobjs;
+	}
+	size_t len = nobjs * (sizeof(struct mref) + 2 * sizeof(uint32_t));
+	void *mem = nobjs ? et_scratch_alloc(len) : NULL;
+	if (nobjs && !mem)
+		return -ENOMEM;
+	struct prof_merge_ctx c = { .ps = ps, .refs = mem };
+	c.pos = (uint32_t *)(void *)(c.refs + nobjs);
+	c.heap = c.pos + nobjs;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t o = 0; o < ps[i].nobjs; o++)
+			c.refs[k++] = (struct mref){ (uint32_t)i, (uint32_t)o };
+	mref_sort(ps, c.refs, nobjs);
+
+	struct et_prof_writer w;
+	c.w = &w;
+	et_profile_write_begin(&w, out, ps[0].granule, comment);
+	for (size_t a = 0, b; a < nobjs; a = b) {
+		const struct et_profile *p = &ps[c.refs[a].p];
+		const struct et_prof_obj *o = &p->objs[c.refs[a].o];
+		for (b = a + 1; b < nobjs && !memcmp(ps[c.refs[b].p].objs[c.refs[b].o].build_id, o->build_id,
+		                                     BID_PAD + 1); b++)
+			;
+		(void)et_profile_write_object(&w, o->build_id, et_profile_path(p, o));
+		merge_object(&c, a, b - a);
+	}
+	et_profile_write_end(&w);
+	et_scratch_free(mem, len);
+	return 0;
 }

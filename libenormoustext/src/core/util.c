@@ -1,6 +1,14 @@
 /*
- * util.c — scratch memory, clocks, strings, and reading small files, all
- * without malloc or stdio (see core/base.h for why).
+ * core/util.c — the small helpers every module shares.
+ *
+ * Owns: scratch memory (anonymous mappings, never malloc's), the monotonic
+ * clock, et_strlcpy, build-ids in hex, THE reader of small files whole
+ * (et_read_file, et_read_fd: sysfs and /proc files, a profile), the rule
+ * for RLIMIT_AS headroom, %p in a path, and the byte sink the text writers
+ * (json.c, profile.c) write through.
+ * May call: os (mappings).
+ * Never: allocates with malloc, uses a stdio stream, keeps process state
+ * (see core/base.h for why).
  */
 #include "core/util.h"
 
@@ -46,28 +54,37 @@ size_t et_strlcpy(char *dst, const char *src, size_t cap)
 	return n;
 }
 
-long et_read_file(const char *path, char *buf, size_t cap)
+long et_read_fd(int fd, char *buf, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	size_t n = 0;
+	if (cap == 0)
+		return -EINVAL;
 	while (n + 1 < cap) {
 		ssize_t r = read(fd, buf + n, cap - 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			int e = errno;
-			close(fd);
-			return -e;
+			buf[n] = '\0';
+			return -errno;
 		}
 		if (r == 0)
 			break;
 		n += (size_t)r;
 	}
-	close(fd);
 	buf[n] = '\0';
 	return (long)n;
+}
+
+long et_read_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	long n = et_read_fd(fd, buf, cap);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return n;
 }
 
 void et_hex_build_id(const unsigned char *d, size_t n, char out[41])
@@ -130,4 +147,51 @@ int et_expand_path(const char *in, char *out, size_t cap)
 	}
 	out[n] = '\0';
 	return 0;
+}
+
+/* ---------------------------------------------------------------- sink */
+
+void et_sink_put(struct et_sink *s, const char *p, size_t n)
+{
+	if (s->cap == 0) {
+		if (n)
+			s->write(s->ctx, p, n);
+		return;
+	}
+	while (n > 0) {
+		if (s->len == s->cap) {
+			s->write(s->ctx, s->buf, s->len);
+			s->len = 0;
+		}
+		size_t c = s->cap - s->len;
+		if (c > n)
+			c = n;
+		memcpy(s->buf + s->len, p, c);
+		s->len += c;
+		p += c;
+		n -= c;
+	}
+}
+
+void et_sink_flush(struct et_sink *s)
+{
+	if (s->len)
+		s->write(s->ctx, s->buf, s->len);
+	s->len = 0;
+	if (s->flush)
+		s->flush(s->ctx);
+}
+
+void et_sink_u64(struct et_sink *s, uint64_t v, unsigned base)
+{
+	static const char hx[] = "0123456789abcdef";
+	char d[24];
+	size_t i = sizeof d;
+	if (base != 16)
+		base = 10;
+	do {
+		d[--i] = hx[v % base];
+		v /= base;
+	} while (v);
+	et_sink_put(s, d + i, sizeof d - i);
 }

@@ -1,6 +1,8 @@
 /*
  * core/util.h — small helpers every module may use: working memory that is
- * not malloc's, the clock, strings, one-line files.  No process state.
+ * not malloc's, the clock, strings, small files read whole, and the byte
+ * sink the writers of text formats (json.c, profile.c) write through.  No
+ * process state.
  */
 #ifndef ET_CORE_UTIL_H
 #define ET_CORE_UTIL_H
@@ -14,12 +16,34 @@ ET_HIDDEN uint64_t et_now_ns(void);
 ET_HIDDEN size_t et_strlcpy(char *dst, const char *src, size_t cap);
 /* A build-id (at most 20 bytes) in lower-case hex. */
 ET_HIDDEN void et_hex_build_id(const unsigned char *d, size_t n, char out[41]);
-/* Read a small file whole, without stdio: bytes read (NUL-ended), or -errno. */
+/* Read a small file whole, without stdio: bytes read (at most cap - 1,
+ * NUL-ended), or -errno.  et_read_fd: the same from an open descriptor,
+ * from where it is to its end (or cap - 1 bytes). */
 ET_HIDDEN long et_read_file(const char *path, char *buf, size_t cap);
+ET_HIDDEN long et_read_fd(int fd, char *buf, size_t cap);
 /* Under a finite RLIMIT_AS, is there room to work without taking what the
  * program may need?  (util.c: the rule and its margin.) */
 ET_HIDDEN bool et_as_headroom_ok(void);
 /* "%p" in a path becomes the process id; 0 or -ENAMETOOLONG. */
 ET_HIDDEN int et_expand_path(const char *in, char *out, size_t cap);
+
+/* Where a text writer's bytes go (the JSON writer, the profile writer):
+ * write(ctx, bytes, n) takes them (its errors are its own to keep: an
+ * et_out keeps the first), flush(ctx), where not NULL, once the writer is
+ * done.  buf/cap: a buffer in front of write, which then gets whole
+ * buffers (cap 0: every piece goes straight through — a stdio stream,
+ * which buffers itself).  No malloc, no stdio. */
+struct et_sink {
+	void (*write)(void *ctx, const char *s, size_t n);
+	void (*flush)(void *ctx);
+	void *ctx;
+	char *buf;
+	size_t cap, len;
+};
+ET_HIDDEN void et_sink_put(struct et_sink *s, const char *p, size_t n);
+/* The buffer written out, then flush. */
+ET_HIDDEN void et_sink_flush(struct et_sink *s);
+/* v in decimal (base 10) or lower-case hex without 0x (base 16). */
+ET_HIDDEN void et_sink_u64(struct et_sink *s, uint64_t v, unsigned base);
 
 #endif

@@ -1,7 +1,17 @@
 /*
- * record.c — ENORMOUSTEXT_RECORD=FILE: a profile of this very process, for
- * programs started some other way than `enormoustext record` (a service,
- * a program run by another program).
+ * runtime/record.c — ENORMOUSTEXT_RECORD=FILE: a profile of this very
+ * process, for programs started some other way than `enormoustext record`
+ * (a service, a program run by another program).
+ *
+ * Owns: the process's sampling (its perf events or its threads' timers,
+ * the samples' buffers, the SIGPROF handler) and the attribution of the
+ * samples to the objects loaded at exit.
+ * May call: core (profile: the format is written by its one writer;
+ * outfile: how the file is written; log, util), os (perf events, timers,
+ * mappings), runtime/objects (the objects loaded at exit).
+ * Never: allocates with malloc on the sampling path or in the signal
+ * handler; writes a profile line itself; lets its signal reach a program
+ * that has a SIGPROF disposition of its own.
  *
  * At start-up: one perf_event_open software cpu-clock event per CPU on
  * this process, inherited by the threads it starts, removed at exec (Linux
@@ -14,19 +24,19 @@
  * header): each thread gets a POSIX timer on its own CPU time (timer_create,
  * CLOCK_THREAD_CPUTIME_ID, SIGEV_THREAD_ID) that sends it SIGPROF, and the
  * handler stores the interrupted program counter in a preallocated buffer.
- * The main thread's timer starts here; pthread_create (dlhooks.c, the
- * shared library only) gives each new thread its own; a thread's timer goes
- * when it exits.  A sleeping thread, or one that blocks SIGPROF, is never
- * interrupted.  Not used when the program has a SIGPROF disposition at
- * start-up; stopped when it sets one later (its handler would take our
+ * The main thread's timer starts here; pthread_create (interpose/, the
+ * shared library only) gives each new thread its own; a thread's timer
+ * goes when it exits.  A sleeping thread, or one that blocks SIGPROF, is
+ * never interrupted.  Not used when the program has a SIGPROF disposition
+ * at start-up; stopped when it sets one later (its handler would take our
  * signals, its SIG_DFL would die of them).
  *
  * At exit (the library's destructor): the samples of this process are
  * attributed to the objects loaded then, by address — text the library
- * moved is found just as well — and written as a profile through
- * outfile.c (a file: beside, renamed into place; a device or FIFO as it
- * is; %p is the process id).  When neither way can sample,
- * nothing is recorded, and one line says so.
+ * moved is found just as well — and written as a profile (core/profile.c's
+ * writer) through core/outfile.c (a file: beside, renamed into place; a
+ * device or FIFO as it is; %p is the process id).  When neither way can
+ * sample, nothing is recorded, and one line says so.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -45,7 +55,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,9 +78,9 @@
 #include "os/perf_attr.h"
 #endif
 
-#define REC_GRANULE 64u
+#define REC_GRANULE ET_PROFILE_RECORD_GRANULE
 #define REC_MAX_CPUS 256
-#define REC_HZ 999
+#define REC_HZ ET_PROFILE_RECORD_HZ
 
 static char g_path[1024];
 static pid_t g_pid;
@@ -378,8 +387,8 @@ struct thread_start {
 	void *arg;
 };
 
-/* pthread_create (dlhooks.c) starts threads here while the timer samples:
- * each thread gets a timer of its own before it runs its code. */
+/* pthread_create (interpose/signals.c) starts threads here while the timer
+ * samples: each thread gets a timer of its own before it runs its code. */
 void *et_record_thread_start(void *p)
 {
 	struct thread_start ts = *(struct thread_start *)p;
@@ -399,9 +408,9 @@ void *et_record_thread_wrap(void *(*fn)(void *), void *arg)
 	return ts;
 }
 
-/* The program sets a SIGPROF disposition of its own (dlhooks.c): its
- * handler would take our signals, or its SIG_DFL be killed by them.  The
- * timers stop first; the samples so far are written at exit. */
+/* The program sets a SIGPROF disposition of its own (interpose/signals.c):
+ * its handler would take our signals, or its SIG_DFL be killed by them.
+ * The timers stop first; the samples so far are written at exit. */
 void et_record_sigprof_change(const void *handler)
 {
 #ifdef ET_HAVE_PC
@@ -511,37 +520,6 @@ static size_t lower_bound(const uint64_t *a, size_t n, uint64_t x)
 	return lo;
 }
 
-struct wbuf {
-	struct et_out *out;
-	size_t n;
-	char b[4096];
-};
-
-static void wflush(struct wbuf *w)
-{
-	if (w->n)
-		et_out_write(w->out, w->b, w->n);   /* an error stays in out->err */
-	w->n = 0;
-}
-
-static void wprintf(struct wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void wprintf(struct wbuf *w, const char *fmt, ...)
-{
-	char line[4200];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof line)
-		n = (int)sizeof line - 1;
-	if (w->n + (size_t)n > sizeof w->b)
-		wflush(w);
-	memcpy(w->b + w->n, line, (size_t)n);
-	w->n += (size_t)n;
-}
-
 /* The scratch array of samples goes back unless it is the timer's buffer,
  * which stays mapped: a late handler may still touch it. */
 static void release(uint64_t *ips, size_t ips_len)
@@ -601,10 +579,13 @@ __attribute__((destructor)) static void et_record_finish(void)
 		release(ips, ips_len);
 		return;
 	}
-	struct wbuf w = { .out = &out, .n = 0 };
-	wprintf(&w, "enormoustext-profile 1\ngranule %u\n", REC_GRANULE);
-	wprintf(&w, "# recorded by ENORMOUSTEXT_RECORD (%s) in process %ld: %zu samples, %llu lost\n", g_method, (long)g_pid, n,
-	        (unsigned long long)lost);
+	char buf[4096], comment[160];
+	struct et_sink sink;
+	et_out_sink(&sink, &out, buf, sizeof buf);
+	snprintf(comment, sizeof comment, "recorded by ENORMOUSTEXT_RECORD (%s) in process %ld: %zu samples, %llu lost",
+	         g_method, (long)g_pid, n, (unsigned long long)lost);
+	struct et_prof_writer w;
+	et_profile_write_begin(&w, &sink, REC_GRANULE, comment);
 	for (size_t i = 0; i < no; i++) {
 		struct et_object *o = &objs[i];
 		if (!o->build_id[0] || !o->nsegs)
@@ -625,7 +606,8 @@ __attribute__((destructor)) static void et_record_finish(void)
 		if (seen)
 			continue;
 		/* loaded and never run in: named with no counts (cold, not unknown) */
-		wprintf(&w, "object %s %s\n", o->build_id, path);
+		if (et_profile_write_object(&w, o->build_id, path) != 0)
+			continue;
 		size_t cnt = 0;
 		for (size_t j = i; j < no; j++)
 			if (objs[j].nsegs && !strcmp(objs[j].build_id, o->build_id))
@@ -647,12 +629,12 @@ __attribute__((destructor)) static void et_record_finish(void)
 			size_t e = k;
 			while (e < m && offs[e] == offs[k])
 				e++;
-			wprintf(&w, "%llx %llu\n", (unsigned long long)offs[k], (unsigned long long)(e - k));
+			(void)et_profile_write_count(&w, offs[k], e - k);
 			k = e;
 		}
 		et_scratch_free(offs, cnt * sizeof(uint64_t));
 	}
-	wflush(&w);
+	et_profile_write_end(&w);
 	oe = et_out_commit(&out);
 	if (oe)
 		write_failed(&out, oe);

@@ -1,17 +1,25 @@
 /*
- * report.c — telling what was done: the summary and per-object log lines
- * (ENORMOUSTEXT_VERBOSE) and the JSON report (ENORMOUSTEXT_REPORT).  Only
- * what smaps confirmed is called huge.  Formats into stack buffers and
- * writes through outfile.c: a file is written beside its final name and
- * renamed into place, so a reader never sees half a report; a device or a
- * FIFO is written as it is (never replaced), a link followed.
+ * runtime/report.c — telling what was done.
+ *
+ * Owns: the windows' outcome summed into their objects
+ * (et_report_summarise) and the process (et_report_stats, what the API
+ * gives), the summary and per-object log lines (ENORMOUSTEXT_VERBOSE), and
+ * what the JSON report (ENORMOUSTEXT_REPORT) says.  Only what smaps
+ * confirmed is called huge.
+ * May call: core (json: how JSON is written; outfile: how the file is
+ * written — beside its name and renamed into place, so a reader never
+ * sees half a report; a device or a FIFO as it is; a link followed; log,
+ * options, reason, util).
+ * Never: allocates with malloc or uses a stdio stream (text goes into stack
+ * buffers: it runs on the constructor's path); writes JSON or a file by
+ * hand.
  */
 #include "runtime/report.h"
 
+#include "core/json.h"
 #include "core/log.h"
 #include "core/outfile.h"
 #include "core/util.h"
-
 
 #include <errno.h>
 #include <fcntl.h>
@@ -249,67 +257,8 @@ void et_report_log(const struct et_run *run, const struct enormoustext_stats *st
 
 /* ---------------------------------------------------------------- JSON */
 
-struct jw {
-	struct et_out *out;
-	size_t n;
-	char buf[4096];
-};
-
-static void jw_flush(struct jw *j)
-{
-	if (j->n)
-		et_out_write(j->out, j->buf, j->n);   /* an error stays in out->err */
-	j->n = 0;
-}
-
-static void jw_raw(struct jw *j, const char *s, size_t n)
-{
-	while (n > 0) {
-		if (j->n == sizeof j->buf)
-			jw_flush(j);
-		size_t c = sizeof j->buf - j->n;
-		if (c > n)
-			c = n;
-		memcpy(j->buf + j->n, s, c);
-		j->n += c;
-		s += c;
-		n -= c;
-	}
-}
-
-/* A string literal, its length counted by the compiler. */
-#define jw_lit(j, s) jw_raw((j), "" s, sizeof(s) - 1)
-
-static void jw_fmt(struct jw *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void jw_fmt(struct jw *j, const char *fmt, ...)
-{
-	char tmp[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (k > 0)
-		jw_raw(j, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
-}
-
-static void jw_str(struct jw *j, const char *s)
-{
-	jw_raw(j, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			char e[2] = { '\\', (char)c };
-			jw_raw(j, e, 2);
-		} else if (c < 0x20) {
-			jw_fmt(j, "\\u%04x", c);
-		} else {
-			jw_raw(j, (const char *)&c, 1);
-		}
-	}
-	jw_raw(j, "\"", 1);
-}
-
-/* The report into out (opened here); 0 or -errno, out telling why. */
+/* The report into out (opened here); 0 or -errno, out telling why.  The
+ * layout: the process's figures a line each, then one line per object. */
 static int report_json(const struct et_run *run, const char *path_in, struct et_out *out)
 {
 	char path[1024];
@@ -321,80 +270,79 @@ static int report_json(const struct et_run *run, const char *path_in, struct et_
 	e = et_out_open(out, path, 0);
 	if (e)
 		return e;
-	struct jw j = { .out = out, .n = 0 };
+	char buf[4096];
+	struct et_sink sink;
+	et_out_sink(&sink, out, buf, sizeof buf);
+	struct et_json j;
+	et_json_begin(&j, &sink);
 
 	struct enormoustext_stats st = { .size = sizeof st };
 	et_report_stats(run, &st);
-	jw_fmt(&j, "{\n  \"version\": \"%s\",\n  \"pid\": %ld,\n  \"ran\": %s,\n",
-	       ENORMOUSTEXT_VERSION_STRING, (long)getpid(), run->ran ? "true" : "false");
-	jw_lit(&j, "  \"reason\": ");
-	jw_str(&j, st.reason);
-	jw_fmt(&j, ",\n  \"pmd_size\": %llu,\n  \"thp_enabled\": \"%s\",\n  \"thp_defrag\": \"%s\",\n"
-	           "  \"thp_disabled_for_process\": %s,\n  \"hugetlb_free\": %ld,\n"
-	           "  \"backend_requested\": \"%s\",\n  \"backend\": \"%s\",\n",
-	       (unsigned long long)run->si.pmd_size, et_thp_mode_name(run->si.thp),
-	       et_defrag_mode_name(run->si.defrag), run->si.thp_disabled_process ? "true" : "false",
-	       run->si.hugetlb_free, et_backend_name(run->opt.backend), st.backend);
-	jw_fmt(&j, "  \"objects_huge\": %u,\n  \"text_bytes\": %llu,\n  \"eligible_bytes\": %llu,\n"
-	           "  \"remapped_bytes\": %llu,\n  \"huge_bytes\": %llu,\n  \"zero_copy_bytes\": %llu,\n"
-	           "  \"padded_bytes\": %llu,\n  \"elapsed_ns\": %llu,\n  \"objects\": [",
-	       st.objects_huge, (unsigned long long)st.text_bytes, (unsigned long long)st.eligible_bytes,
-	       (unsigned long long)st.remapped_bytes, (unsigned long long)st.huge_bytes,
-	       (unsigned long long)st.zero_copy_bytes, (unsigned long long)st.padded_bytes,
-	       (unsigned long long)st.elapsed_ns);
+	et_json_obj(&j, NULL);
+	et_json_str(&j, "version", ENORMOUSTEXT_VERSION_STRING);
+	et_json_i64(&j, "pid", (long)getpid());
+	et_json_bool(&j, "ran", run->ran);
+	et_json_str(&j, "reason", st.reason);
+	et_json_u64(&j, "pmd_size", run->si.pmd_size);
+	et_json_str(&j, "thp_enabled", et_thp_mode_name(run->si.thp));
+	et_json_str(&j, "thp_defrag", et_defrag_mode_name(run->si.defrag));
+	et_json_bool(&j, "thp_disabled_for_process", run->si.thp_disabled_process);
+	et_json_i64(&j, "hugetlb_free", run->si.hugetlb_free);
+	et_json_str(&j, "backend_requested", et_backend_name(run->opt.backend));
+	et_json_str(&j, "backend", st.backend);
+	et_json_u64(&j, "objects_huge", st.objects_huge);
+	et_json_u64(&j, "text_bytes", st.text_bytes);
+	et_json_u64(&j, "eligible_bytes", st.eligible_bytes);
+	et_json_u64(&j, "remapped_bytes", st.remapped_bytes);
+	et_json_u64(&j, "huge_bytes", st.huge_bytes);
+	et_json_u64(&j, "zero_copy_bytes", st.zero_copy_bytes);
+	et_json_u64(&j, "padded_bytes", st.padded_bytes);
+	et_json_u64(&j, "elapsed_ns", st.elapsed_ns);
+	et_json_arr(&j, "objects");
 	for (size_t i = 0; i < run->nobjs; i++) {
 		const struct et_object *o = &run->objs[i];
-		if (i)
-			jw_lit(&j, ",");
-		jw_lit(&j, "\n    {\"path\": ");
-		jw_str(&j, o->path);
-		jw_lit(&j, ", \"build_id\": ");
-		jw_str(&j, o->build_id);
 		uint64_t lo = 0, hi = 0;
 		for (uint32_t s = 0; s < o->nsegs; s++) {
 			if (!lo || o->segs[s].start < lo) lo = o->segs[s].start;
 			if (o->segs[s].end > hi) hi = o->segs[s].end;
 		}
-		jw_fmt(&j, ", \"text_start\": \"0x%llx\", \"text_end\": \"0x%llx\", \"text_bytes\": %llu,"
-		           " \"windows\": %u, \"windows_huge\": %u, \"eligible_bytes\": %llu,"
-		           " \"remapped_bytes\": %llu, \"huge_bytes\": %llu, \"zero_copy_bytes\": %llu,"
-		           " \"padded_bytes\": %llu, \"backend\": \"%s\", \"time_ns\": %llu, ",
-		       (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)o->text_bytes,
-		       o->nwindows, o->windows_huge, (unsigned long long)o->eligible_bytes,
-		       (unsigned long long)o->remapped_bytes, (unsigned long long)o->huge_bytes,
-		       (unsigned long long)o->zero_copy_bytes, (unsigned long long)o->padded_bytes,
-		       et_backend_name(o->backend), (unsigned long long)o->elapsed_ns);
+		et_json_obj_flat(&j, NULL);
+		et_json_str(&j, "path", o->path);
+		et_json_str(&j, "build_id", o->build_id);
+		et_json_hex(&j, "text_start", lo);
+		et_json_hex(&j, "text_end", hi);
+		et_json_u64(&j, "text_bytes", o->text_bytes);
+		et_json_u64(&j, "windows", o->nwindows);
+		et_json_u64(&j, "windows_huge", o->windows_huge);
+		et_json_u64(&j, "eligible_bytes", o->eligible_bytes);
+		et_json_u64(&j, "remapped_bytes", o->remapped_bytes);
+		et_json_u64(&j, "huge_bytes", o->huge_bytes);
+		et_json_u64(&j, "zero_copy_bytes", o->zero_copy_bytes);
+		et_json_u64(&j, "padded_bytes", o->padded_bytes);
+		et_json_str(&j, "backend", et_backend_name(o->backend));
+		et_json_u64(&j, "time_ns", o->elapsed_ns);
 		/* What each window became: z zero-copy (the file, huge), c copied,
 		 * h copied to the hugetlb pool, p padded copy, . left small. */
-		if (o->kinds) {
-			jw_lit(&j, "\"window_kinds\": ");
-			jw_str(&j, o->kinds);
-			jw_lit(&j, ", ");
-		}
-		jw_lit(&j, "\"reasons\": [");
+		if (o->kinds)
+			et_json_str(&j, "window_kinds", o->kinds);
 		/* Every distinct reason: the object's own, then its windows'. */
+		et_json_arr(&j, "reasons");
 		uint64_t mask = o->reason_mask;
-		bool first = true;
 		if (o->skip != ET_R_NONE) {
-			jw_str(&j, et_reason_text(o->skip));
+			et_json_str(&j, NULL, et_reason_text(o->skip));
 			mask &= ~(1ull << o->skip);
-			first = false;
 		} else if (o->nwindows == 0) {
-			jw_str(&j, et_reason_text(ET_R_NO_WINDOW));
-			first = false;
+			et_json_str(&j, NULL, et_reason_text(ET_R_NO_WINDOW));
 		}
-		for (int r = 1; r < ET_R__COUNT; r++) {
-			if (!(mask & (1ull << r)))
-				continue;
-			if (!first)
-				jw_lit(&j, ", ");
-			jw_str(&j, et_reason_text((enum et_reason)r));
-			first = false;
-		}
-		jw_lit(&j, "]}");
+		for (int r = 1; r < ET_R__COUNT; r++)
+			if (mask & (1ull << r))
+				et_json_str(&j, NULL, et_reason_text((enum et_reason)r));
+		et_json_arr_end(&j);
+		et_json_obj_end(&j);
 	}
-	jw_lit(&j, "\n  ]\n}\n");
-	jw_flush(&j);
+	et_json_arr_end(&j);
+	et_json_obj_end(&j);
+	et_json_end(&j);
 	return et_out_commit(out);
 }
 
