@@ -214,6 +214,23 @@ need_file_thp() {
 
 # ---- shared by one family of tests ------------------------------------------
 
+# script_test LINKER — bigtext (PIE and not) and libbigtext.so linked with
+# -T enormous.ld by LINKER (bfd, lld) and -lenormoustext: the whole
+# executable segment, head and tail, on huge pages — in the executable and
+# in the shared library, also linked with the script.
+script_test() {
+	local L=$1 pkg=binutils exe
+	[ "$L" = lld ] && pkg=lld
+	[ -d "$IT_BIN/script-$L" ] || skip "the $L linker was not found when the build was configured (Debian: apt-get install $pkg)"
+	for exe in bigtext bigtext-nopie; do
+		layout_fresh "script-$L" "$exe"
+		baseline ENORMOUSTEXT=0 -- "./$exe" --expect-none --expect-loaded
+		run lib -- "./$exe" --expect-loaded --expect-seg-huge-exe 99 --expect-seg-huge-lib 99
+		expect_pass "linked with enormous.ld ($L, $exe): >= 99% of each whole executable segment huge"
+		stderr_empty "ENORMOUSTEXT_VERBOSE unset"
+	done
+}
+
 # badenv VAR VALUE (badenv.*) — a bad value in one variable: one warning
 # line naming it, then the defaults (text still goes huge).
 badenv() {
