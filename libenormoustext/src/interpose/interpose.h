@@ -12,6 +12,7 @@
 #define ET_INTERPOSE_H
 
 #include "core/base.h"
+#include "os/os.h"
 
 #include <dlfcn.h>
 
@@ -21,14 +22,6 @@ typedef void *(*dlopen_fn)(const char *, int);
 typedef int (*dlclose_fn)(void *);
 
 /* The loader's function of that name: the next definition after ours. */
-static inline void *next_symbol(void **cache, const char *name)
-{
-	void *p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-	if (!p) {
-		p = dlsym(RTLD_NEXT, name);
-		__atomic_store_n(cache, p, __ATOMIC_RELEASE);
-	}
-	return p;
-}
+#define next_symbol et_os_next
 
 #endif

@@ -8,7 +8,7 @@
  *
  * Each function keeps the system call's contract: a pointer or MAP_FAILED,
  * 0 or -1, with errno set by the kernel.  Nothing here allocates, logs or
- * keeps state (but the cached address of libc's sigaction).
+ * keeps state (but the addresses et_os_next has found).
  */
 #ifndef ET_OS_H
 #define ET_OS_H
@@ -63,6 +63,13 @@ ET_HIDDEN int et_os_thread_timer_create(int signo, void *tag, int *id);
 /* Fire every `ns` nanoseconds from now on: 0 or -1 with errno. */
 ET_HIDDEN int et_os_timer_every(int id, long ns);
 ET_HIDDEN void et_os_timer_delete(int id);
+
+/* ------------------------------------------------------------- the loader */
+
+/* The next definition of `name` after this library (libc's own, past any
+ * wrapper), looked up once and kept in *cache; NULL where there is none
+ * (a static program). */
+ET_HIDDEN void *et_os_next(void **cache, const char *name);
 
 /* ---------------------------------------------------------------- threads */
 

@@ -6,12 +6,11 @@
  * calls (glibc and musl differ in how they spell the thread id of
  * SIGEV_THREAD_ID; musl on i386 has a 64-bit time_t, the system call the
  * old one), and libc's own sigaction.
- * May call: libc, the loader (dlsym, once).
- * Never: logs, allocates, keeps state but that one address.
+ * May call: libc, os/next.c (libc's sigaction).
+ * Never: logs, allocates, keeps state.
  */
 #include "os/os.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -91,13 +90,9 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
 int et_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	static sigaction_fn real;
-	sigaction_fn fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-	if (!fn) {
-		fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-		if (!fn)
-			fn = ET_LIBC_SIGACTION;
-		__atomic_store_n(&real, fn, __ATOMIC_RELEASE);
-	}
+	static void *real;
+	sigaction_fn fn = (sigaction_fn)et_os_next(&real, "sigaction");
+	if (!fn)
+		fn = ET_LIBC_SIGACTION;
 	return fn(sig, act, old);
 }

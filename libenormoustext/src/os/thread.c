@@ -5,13 +5,11 @@
  * blocked from its first instruction, a small stack, and a name.
  *
  * Owns: how the thread is made.
- * May call: libc, the loader (dlsym, once).
- * Never: runs a program's signal handler on that thread; keeps state but
- * the cached address of libc's pthread_create.
+ * May call: libc, os/next.c (libc's pthread_create).
+ * Never: runs a program's signal handler on that thread; keeps state.
  */
 #include "os/os.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,17 +27,12 @@ extern int __pthread_create_2_1(pthread_t *, const pthread_attr_t *, void *(*)(v
 
 static create_fn libc_create(void)
 {
-	static create_fn real;
-	create_fn fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-	if (!fn) {
-		fn = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	static void *real;
+	create_fn fn = (create_fn)et_os_next(&real, "pthread_create");
 #ifdef __GLIBC__
-		if (!fn)
-			fn = __pthread_create_2_1;
+	if (!fn)
+		fn = __pthread_create_2_1;
 #endif
-		if (fn)
-			__atomic_store_n(&real, fn, __ATOMIC_RELEASE);
-	}
 	return fn;
 }
 
