@@ -19,6 +19,12 @@
  *              end with exit(0) / _exit(0) after MS milliseconds (after
  *              printing the results), whatever a worker is doing then
  *   --pidfile  write the pid there once main runs (for the test to watch)
+ *   --hot-middle
+ *              during the hold, call only 32 functions (128 KiB) from the
+ *              middle of the text, over and over: one hot window
+ *   --unshare-at MS
+ *              during the hold, after MS milliseconds, unshare(CLONE_NEWUSER)
+ *              (a worker still copying must stand down for it to work)
  *   --dlopen LIB
  *              at the middle of the hold, dlopen LIB (a libbigtext.so copy)
  *              and call and check its functions too
@@ -42,6 +48,17 @@
 #include <unistd.h>
 
 #include "bigtext.h"
+
+static unsigned round_middle(void)
+{
+	unsigned wrong = 0;
+	for (unsigned i = bt_exe_count / 2; i < bt_exe_count / 2 + 32 && i < bt_exe_count; i++) {
+		uint64_t x = bt_arg(BT_OBJ_EXE, i);
+		if (bt_exe_table[i](x) != bt_expect(BT_OBJ_EXE, i, x))
+			wrong++;
+	}
+	return wrong;
+}
 
 static unsigned round_all(void)
 {
@@ -90,9 +107,10 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	int hold_ms = 0;
+	bool hot_middle = false;
 	bool do_unshare = false, do_fork = false, do_threads = false, do_vfork = false, do_setns = false;
 	const char *root = NULL;
-	int exit_ms = -1, quick_exit_ms = -1;
+	int exit_ms = -1, quick_exit_ms = -1, unshare_ms = -1;
 	const char *pidfile = NULL, *lib = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--unshare"))
@@ -115,6 +133,10 @@ int main(int argc, char **argv)
 			quick_exit_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--dlopen") && i + 1 < argc)
 			lib = argv[++i];
+		else if (!strcmp(argv[i], "--hot-middle"))
+			hot_middle = true;
+		else if (!strcmp(argv[i], "--unshare-at") && i + 1 < argc)
+			unshare_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
 			pidfile = argv[++i];
 		else {
@@ -167,7 +189,7 @@ int main(int argc, char **argv)
 	const bt_fn *lt = NULL;
 	unsigned ln = 0;
 	while (now() < end) {
-		wrong += round_all();
+		wrong += hot_middle ? round_middle() : round_all();
 		if (lib && !lt && now() >= start + hold_ms / 2000.0) {
 			void *h = dlopen(lib, RTLD_NOW);
 			const bt_fn *(*get)(unsigned *) = h ? (const bt_fn *(*)(unsigned *))dlsym(h, "bt_lib_table") : NULL;
@@ -182,6 +204,12 @@ int main(int argc, char **argv)
 			uint64_t x = bt_arg(BT_OBJ_LIB, i);
 			if (lt[i](x) != bt_expect(BT_OBJ_LIB, i, x))
 				wrong++;
+		}
+		if (unshare_ms >= 0 && now() >= start + unshare_ms / 1000.0) {
+			int r = unshare(CLONE_NEWUSER);
+			printf("unshare(CLONE_NEWUSER) during the hold: %s\n", r == 0 ? "ok" : strerror(errno));
+			printf("threads after it: %d\n", threads());
+			unshare_ms = -1;
 		}
 		if (do_vfork) {
 			execs++;

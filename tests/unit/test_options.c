@@ -735,3 +735,41 @@ Test(options, the_table_holds_the_defaults)
 	cr_assert_eq(et_parse_size(t[ET_OPT_PAD_THRESHOLD].def, &pad), 0);
 	cr_expect_eq(dflt.pad_threshold, pad);
 }
+
+/* ENORMOUSTEXT_DEFER_RATE (MiB/s, digits, 0..1,000,000), ENORMOUSTEXT_HOT
+ * (auto, off) and ENORMOUSTEXT_TOP_ONLY (a boolean): what each accepts,
+ * and a refused value warns and leaves the default. */
+Test(options, rate_hot_top_only)
+{
+	struct et_options o;
+	struct fake f;
+	const struct kv good[] = { { "ENORMOUSTEXT_DEFER_RATE", "64" }, { "ENORMOUSTEXT_HOT", "auto" },
+	                           { "ENORMOUSTEXT_TOP_ONLY", "yes" } };
+	cr_expect_eq(parse(&o, &f, good, 3), 0);
+	cr_expect_eq(o.defer_rate, 64ull << 20);
+	cr_expect(o.hot_auto);
+	cr_expect(o.top_only);
+	cr_expect_eq(parse(&o, &f, NULL, 0), 0);
+	cr_expect_eq(o.defer_rate, 0, "no limit by default");
+	cr_expect(!o.hot_auto);
+	cr_expect(!o.top_only);
+	const char *bad_rate[] = { "", "-1", "1.5", "64M", "64 ", "1000001", "99999999999999999999" };
+	for (size_t i = 0; i < sizeof bad_rate / sizeof bad_rate[0]; i++) {
+		const struct kv e[] = { { "ENORMOUSTEXT_DEFER_RATE", bad_rate[i] } };
+		cr_expect_eq(parse(&o, &f, e, 1), 1, "'%s' accepted", bad_rate[i]);
+		cr_expect_eq(o.defer_rate, 0, "'%s' changed the rate", bad_rate[i]);
+		cr_expect_str_eq(f.w[0].name, "ENORMOUSTEXT_DEFER_RATE");
+	}
+	const struct kv one_m[] = { { "ENORMOUSTEXT_DEFER_RATE", "1000000" } };
+	cr_expect_eq(parse(&o, &f, one_m, 1), 0);
+	cr_expect_eq(o.defer_rate, 1000000ull << 20);
+	const char *bad_hot[] = { "AUTO", "on", "1", "auto " };
+	for (size_t i = 0; i < sizeof bad_hot / sizeof bad_hot[0]; i++) {
+		const struct kv e[] = { { "ENORMOUSTEXT_HOT", bad_hot[i] } };
+		cr_expect_eq(parse(&o, &f, e, 1), 1, "'%s' accepted", bad_hot[i]);
+		cr_expect(!o.hot_auto);
+	}
+	const struct kv bad_top[] = { { "ENORMOUSTEXT_TOP_ONLY", "2" } };
+	cr_expect_eq(parse(&o, &f, bad_top, 1), 1);
+	cr_expect(!o.top_only);
+}

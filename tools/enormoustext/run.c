@@ -305,7 +305,8 @@ static void help(FILE *f)
 	for (size_t i = 0; i < n; i++) {
 		char left[64];
 		long_name(t[i].name, name, sizeof name);
-		snprintf(left, sizeof left, "--%s %s", name, metavar(t[i].accepts));
+		snprintf(left, sizeof left, i == ET_OPT_TOP_ONLY ? "--%s[=%s]" : "--%s %s", name,
+		         metavar(t[i].accepts));
 		fprintf(f, "  %-22s [%s] %s\n", left, t[i].name, t[i].help);
 		fprintf(f, "  %-22s accepts %s%s; default %s\n", "", t[i].accepts,
 		        (i == ET_OPT_INCLUDE || i == ET_OPT_EXCLUDE) ? " (repeat to add more)" : "",
@@ -337,7 +338,9 @@ int et_cmd_run(int argc, char **argv)
 	size_t k = 0;
 	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++) {
 		long_name(t[i].name, names[i], sizeof names[i]);
-		lo[k++] = (struct option){ names[i], required_argument, NULL, OPT_TABLE + (int)i };
+		/* --top-only alone means 1 (a value goes after '=') */
+		lo[k++] = (struct option){ names[i], i == ET_OPT_TOP_ONLY ? optional_argument : required_argument,
+		                           NULL, OPT_TABLE + (int)i };
 	}
 	if (!table_has("ENORMOUSTEXT_PROFILE"))
 		lo[k++] = (struct option){ "profile", required_argument, NULL, OPT_PROFILE_MISSING };
@@ -382,7 +385,7 @@ int et_cmd_run(int argc, char **argv)
 				c.joined[id] = j;
 				c.val[id] = j;
 			} else {
-				c.val[id] = optarg;
+				c.val[id] = optarg ? optarg : "1";
 			}
 		} else {
 			rc = et_tool_bad_option(o, argv, optind);

@@ -51,6 +51,7 @@ enum et_reason {
 	ET_R_FORKED,          /* forked while another thread ran a pass: the child's table is empty */
 	ET_R_RLIMIT_AS,       /* RLIMIT_AS leaves too little address space to work in */
 	ET_R_PMD_TOO_LARGE,   /* huge pages larger than ET_PMD_MAX (64 KiB-page arm64: 512 MiB) */
+	ET_R_PACED,           /* ENORMOUSTEXT_DEFER_RATE: waiting for a later piece of the worker's */
 	ET_R__COUNT
 };
 /* reason_mask holds one bit per reason */
@@ -81,6 +82,12 @@ struct et_object {
 	enum et_reason reason;        /* why something stayed small (the first reason) */
 	uint64_t reason_mask;         /* every reason a window stayed small (1 << reason) */
 	int err;                      /* errno of the first window that failed, 0 if none */
+	/* ENORMOUSTEXT_DEFER_RATE (runtime/pass.c): some windows wait for a
+	 * later piece; the next pass runs the object again, and its result
+	 * replaces its entry of the table (`replaces`: 1 + that entry's index;
+	 * 0: a new object) */
+	bool paced;
+	uint32_t replaces;
 };
 
 #endif

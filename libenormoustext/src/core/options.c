@@ -56,6 +56,12 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"sample this process; write a profile here at exit (%p: pid)" },
 	[ET_OPT_DEFER] = { "ENORMOUSTEXT_DEFER", "0", "a duration: 0, or an integer with ms or s",
 		"move text on a worker thread once the process has lived this long" },
+	[ET_OPT_DEFER_RATE] = { "ENORMOUSTEXT_DEFER_RATE", "0", "an integer (MiB/s), 0 no limit",
+		"with ENORMOUSTEXT_DEFER: the worker copies at most this many MiB/s" },
+	[ET_OPT_HOT] = { "ENORMOUSTEXT_HOT", "off", "auto, off",
+		"auto: sample during ENORMOUSTEXT_DEFER, then move the hot windows only" },
+	[ET_OPT_TOP_ONLY] = { "ENORMOUSTEXT_TOP_ONLY", "0", "1/0, on/off, yes/no, true/false",
+		"this process only: the programs it starts do not get the preload" },
 };
 
 const struct et_option_desc *et_option_table(size_t *count)
@@ -358,6 +364,28 @@ static int apply(struct et_options *o, enum et_option_id id, const char *v, bool
 		break;
 	case ET_OPT_DEFER:
 		ok = et_parse_duration(v, &o->defer_ns);
+		break;
+	case ET_OPT_DEFER_RATE: {
+		/* MiB/s, digits only: 0 or 1..1,000,000 */
+		uint64_t n = 0;
+		ok = *v ? 0 : -EINVAL;
+		for (const char *p = v; *p && ok == 0; p++)
+			if (*p < '0' || *p > '9' || (n = n * 10 + (uint64_t)(*p - '0')) > 1000000)
+				ok = -EINVAL;
+		if (ok == 0)
+			o->defer_rate = n << 20;
+		break;
+	}
+	case ET_OPT_HOT:
+		if (!strcmp(v, "auto"))
+			o->hot_auto = true;
+		else if (!strcmp(v, "off") || !*v)
+			o->hot_auto = false;
+		else
+			ok = -EINVAL;
+		break;
+	case ET_OPT_TOP_ONLY:
+		ok = et_parse_bool(v, &o->top_only);
 		break;
 	case ET_OPT__COUNT:
 		break;

@@ -35,6 +35,9 @@ enum et_option_id {
 	ET_OPT_PROFILE_STRICT,/* ENORMOUSTEXT_PROFILE_STRICT */
 	ET_OPT_RECORD,       /* ENORMOUSTEXT_RECORD */      /* ENORMOUSTEXT_PERFMAP */
 	ET_OPT_DEFER,        /* ENORMOUSTEXT_DEFER */
+	ET_OPT_DEFER_RATE,   /* ENORMOUSTEXT_DEFER_RATE */
+	ET_OPT_HOT,          /* ENORMOUSTEXT_HOT */
+	ET_OPT_TOP_ONLY,     /* ENORMOUSTEXT_TOP_ONLY */
 	ET_OPT__COUNT
 };
 
@@ -56,6 +59,9 @@ struct et_options {
 	bool profile_strict;       /* objects the profile does not have are left alone */
 	const char *record;        /* write a profile of this process here at exit */
 	uint64_t defer_ns;         /* start-up work on a worker after this long (0: in the constructor) */
+	uint64_t defer_rate;       /* the worker copies at most this many bytes a second (0: no limit) */
+	bool hot_auto;             /* ENORMOUSTEXT_HOT=auto: sample during the deferral, move the hot windows */
+	bool top_only;             /* this process only: the preload leaves LD_PRELOAD for its children */
 };
 
 /* How one option is described: the table in options.c is the only place

@@ -31,7 +31,7 @@ static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_FILE_SMALL] = "the page cache holds this part of the file in small pages",
 	[ET_R_FILE_CHANGED] = "the file at the object's path is not the one mapped",
 	[ET_R_PAD_NOT_FREE] = "the rest of the partial window is not free",
-	[ET_R_COLD] = "cold: not among the hot windows of ENORMOUSTEXT_PROFILE",
+	[ET_R_COLD] = "cold: not among the hot windows (ENORMOUSTEXT_PROFILE or _HOT=auto)",
 	[ET_R_NOT_PROFILED] = "not in ENORMOUSTEXT_PROFILE (ENORMOUSTEXT_PROFILE_STRICT)",
 	[ET_R_PROFILE] = "ENORMOUSTEXT_PROFILE cannot be used: nothing moved",
 	[ET_R_MEMCG] = "memcg: a copy would bring the memory cgroup near its limit",
@@ -39,6 +39,7 @@ static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_FORKED] = "forked while another thread ran a pass: this child lists nothing",
 	[ET_R_RLIMIT_AS] = "RLIMIT_AS leaves too little address space: nothing done",
 	[ET_R_PMD_TOO_LARGE] = "huge pages larger than 32 MiB: too large for text, nothing done",
+	[ET_R_PACED] = "waiting for the worker's next piece (ENORMOUSTEXT_DEFER_RATE)",
 };
 
 const char *et_reason_text(enum et_reason r)

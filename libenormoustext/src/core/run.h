@@ -31,6 +31,10 @@ struct et_run {
 	bool again;                    /* windows already moved may move again */
 	unsigned passes;               /* passes run so far (0: start-up) */
 	uint64_t quick_text;           /* text bytes seen by that count */
+	size_t win_limit;              /* ENORMOUSTEXT_DEFER_RATE: move at most this many
+	                                  windows in this pass, the hottest first (0: all) */
+	size_t pieces_moved;           /* ... windows it moved */
+	bool summarised;               /* the start-up's summary was given */
 };
 
 #endif

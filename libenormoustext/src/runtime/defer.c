@@ -48,9 +48,14 @@ static struct timespec g_deadline;   /* CLOCK_MONOTONIC */
  * its largest frames are a few path buffers. */
 #define ET_DEFER_STACK (256u << 10)
 
+static pthread_t g_self;        /* the worker, as it sees itself */
+static bool g_self_set;
+
 static void *worker(void *arg)
 {
 	(void)arg;
+	g_self = pthread_self();
+	__atomic_store_n(&g_self_set, true, __ATOMIC_RELEASE);
 	et_os_thread_name("enormoustext");
 	pthread_mutex_lock(&g_m);
 	while (!g_stop) {
@@ -116,6 +121,7 @@ static void atfork_child(void)
 		g_state = D_STOOD_DOWN;
 	g_stop = true;
 	g_joinable = false;
+	g_self_set = false;
 }
 
 int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void))
@@ -144,6 +150,26 @@ int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void))
 	g_joinable = true;
 	pthread_atfork(NULL, NULL, atfork_child);
 	return 0;
+}
+
+bool et_defer_is_worker(void)
+{
+	return __atomic_load_n(&g_self_set, __ATOMIC_ACQUIRE) && pthread_equal(g_self, pthread_self());
+}
+
+bool et_defer_sleep(uint64_t ns)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	uint64_t t = (uint64_t)until.tv_nsec + ns % 1000000000ull;
+	until.tv_sec += (time_t)(ns / 1000000000ull + t / 1000000000ull);
+	until.tv_nsec = (long)(t % 1000000000ull);
+	pthread_mutex_lock(&g_m);
+	while (!g_stop && pthread_cond_timedwait(&g_c, &g_m, &until) != ETIMEDOUT)
+		;
+	bool go_on = !g_stop;
+	pthread_mutex_unlock(&g_m);
+	return go_on;
 }
 
 bool et_defer_waiting(void)

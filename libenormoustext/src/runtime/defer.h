@@ -22,6 +22,11 @@ ET_HIDDEN bool et_defer_poke(void);
  * 1 names `what`), one that is working is waited for; either way the
  * thread has ended when this returns.  Cheap when there is no worker. */
 ET_HIDDEN void et_defer_stand_down(const char *what);
+/* Is the caller the worker? */
+ET_HIDDEN bool et_defer_is_worker(void);
+/* On the worker: wait ns (ENORMOUSTEXT_DEFER_RATE's pause between
+ * pieces); false when it is asked to stand down meanwhile (at once). */
+ET_HIDDEN bool et_defer_sleep(uint64_t ns);
 /* Is there a worker whose work is not done yet? */
 ET_HIDDEN bool et_defer_waiting(void);
 

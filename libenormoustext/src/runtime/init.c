@@ -26,18 +26,23 @@
  * process of a preloaded tree.
  */
 #include "core/log.h"
+#include "core/profile.h"
 #include "core/options.h"
 #include "core/sysinfo.h"
 #include "runtime/defer.h"
 #include "runtime/objects.h"
 #include "runtime/other.h"
 #include "runtime/pass.h"
+#include "runtime/pipeline.h"
 #include "runtime/record.h"
 #include "runtime/report.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 
 static int g_started;
 
@@ -152,6 +157,50 @@ static void env_warn(const char *name, const char *value, const char *accepts, v
 }
 
 /*
+ * ENORMOUSTEXT_TOP_ONLY=1 (`enormoustext run --top-only`): the preload
+ * stops at this process.  This library's own entry leaves LD_PRELOAD,
+ * edited in place in the environment's own string (so environ and the
+ * envp main gets agree; nothing is allocated): the programs this one
+ * starts — a shell's commands, a shim's children — run without it.  An
+ * entry is this library when it is the same file (device and inode), so
+ * a relative or linked spelling goes too; other entries stay in order.
+ * A LD_PRELOAD left empty stays set, empty (the loader ignores it).
+ */
+static void strip_own_preload(void)
+{
+	Dl_info self;
+	struct stat me, st;
+	if (!dladdr((void *)&strip_own_preload, &self) || !self.dli_fname || stat(self.dli_fname, &me) != 0)
+		return;
+	for (char **e = environ; e && *e; e++) {
+		char *v = (char *)after_prefix(*e, "LD_PRELOAD=");
+		if (!v)
+			continue;
+		char *out = v, name[4096];
+		const char *p = v;
+		while (*p) {
+			size_t len = strcspn(p, ": ");
+			bool ours = false;
+			if (len > 0 && len < sizeof name) {
+				memcpy(name, p, len);
+				name[len] = '\0';
+				ours = stat(name, &st) == 0 && st.st_dev == me.st_dev && st.st_ino == me.st_ino;
+			}
+			if (len > 0 && !ours) {
+				if (out != v)
+					*out++ = ':';
+				memmove(out, p, len);
+				out += len;
+			}
+			p += len;
+			while (*p == ':' || *p == ' ')
+				p++;
+		}
+		*out = '\0';
+	}
+}
+
+/*
  * Start-up.  The common case — no text segment as large as a huge page,
  * nothing to say — must cost next to nothing: one pass over environ and
  * one over the loaded objects, no system call, no symbol lookup.
@@ -163,17 +212,73 @@ static void stats_read(const struct et_run *run, void *st)
 
 /* The first pass, then the summary line and the report: in the
  * constructor, or on the deferred worker (runtime/defer.c). */
+/*
+ * ENORMOUSTEXT_HOT=auto: while the worker waits, the process samples where
+ * it executes (runtime/record.c: perf_event_open, or a CPU-time timer);
+ * at the end of the deferral the samples become a profile in memory and
+ * the pass moves only the hot windows, as ENORMOUSTEXT_PROFILE would (by
+ * ENORMOUSTEXT_HOT_COVERAGE and _BUDGET).  Too few samples to tell (a
+ * process that slept through the deferral): every window moves, and one
+ * line at verbosity 1 says so.
+ */
+#define ET_HOT_AUTO_MIN_SAMPLES 50
+static bool g_hot_auto;
+
+static void hot_auto_take(void)
+{
+	struct et_profile p;
+	size_t n = 0;
+	int e = et_record_take_profile(&p, &n);
+	if (e == 0 && n >= ET_HOT_AUTO_MIN_SAMPLES) {
+		et_log(2, "ENORMOUSTEXT_HOT=auto: %zu samples during the deferral: the hot windows move", n);
+		et_pipeline_use_profile(&p);
+		return;
+	}
+	if (e == 0)
+		et_profile_free(&p);
+	char eb[24];
+	if (e == 0 || e == -ENODATA)
+		et_log(1, "ENORMOUSTEXT_HOT=auto: %zu samples during the deferral, too few to tell: every window moves", n);
+	else
+		et_log(1, "ENORMOUSTEXT_HOT=auto: no profile from the samples (%s): every window moves",
+		       et_errno_text(-e, eb));
+}
+
+/* In the constructor: sample for ENORMOUSTEXT_HOT=auto, when it can mean
+ * something (a deferral to sample in, no profile given, no recording of
+ * the process's own). */
+static void hot_auto_start(const struct et_run *run)
+{
+	if (run->quick)
+		return;
+	if (!run->opt.defer_ns)
+		et_log(0, "ENORMOUSTEXT_HOT=auto samples during ENORMOUSTEXT_DEFER, which is 0: every window moves");
+	else if (run->opt.profile)
+		et_log(1, "ENORMOUSTEXT_HOT=auto: ENORMOUSTEXT_PROFILE is given and is used instead");
+	else if (run->opt.record)
+		et_log(1, "ENORMOUSTEXT_HOT=auto: ENORMOUSTEXT_RECORD samples this process for its file: every window moves");
+	else {
+		et_record_start(NULL);
+		g_hot_auto = true;
+	}
+}
+
 static void start_and_report(void)
 {
 	struct et_run *run = et_pass_state();
-	if (run->opt.enabled)
+	if (g_hot_auto)
+		hot_auto_take();
+	if (run->opt.enabled) {
 		et_pass_start();
+		et_pass_pace();   /* ENORMOUSTEXT_DEFER_RATE: on the worker, the pieces left */
+	}
 	/* the figures as the API gives them (a pass that was asked for
 	 * meanwhile runs first) */
 	struct enormoustext_stats st = { .size = sizeof st };
 	if (run->ran)
 		et_pass_read(stats_read, &st);
 	et_report_log(run, &st);
+	__atomic_store_n(&run->summarised, true, __ATOMIC_RELEASE);
 	if (run->opt.report)
 		et_report_write(run);
 }
@@ -190,6 +295,8 @@ __attribute__((constructor)) static void et_constructor(void)
 	struct start_ctx c = { .nenv = 0, .nwarn = 0 };
 	env_snapshot_take(&c);
 	et_options_parse(&run->opt, env_get, env_warn, &c);
+	if (run->opt.top_only)
+		strip_own_preload();
 	bool silenced = run->opt.verbose_set && run->opt.verbose == 0;
 	/* recording is independent of moving text (a baseline can be recorded
 	 * with ENORMOUSTEXT=0) */
@@ -237,6 +344,10 @@ __attribute__((constructor)) static void et_constructor(void)
 	/* ENORMOUSTEXT_DEFER: the same work, later, on a worker thread; when
 	 * no thread can be made (seccomp, RLIMIT_NPROC, a static program),
 	 * here and now, with a line that says why. */
+	if (run->opt.enabled && run->opt.hot_auto)
+		hot_auto_start(run);
+	if (run->opt.enabled && run->opt.defer_rate && !run->opt.defer_ns && !run->quick)
+		et_log(0, "ENORMOUSTEXT_DEFER_RATE paces the deferred worker, and ENORMOUSTEXT_DEFER is 0: ignored");
 	if (run->opt.enabled && run->opt.defer_ns && !run->quick) {
 		int e = et_defer_start(run->opt.defer_ns, start_and_report, et_pass_serve);
 		if (e == 0)

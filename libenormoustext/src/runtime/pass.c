@@ -125,6 +125,23 @@ static bool as_headroom(struct et_run *run)
 	return false;
 }
 
+/*
+ * ENORMOUSTEXT_DEFER_RATE: the worker moves its windows a piece at a time
+ * — one window a pass, the hottest first — and between pieces lets go of
+ * both locks and sleeps as long as the rate asks (et_pass_pace).  A paced
+ * object is in the table with what it has so far; each piece runs it
+ * through the pipeline again (runtime/pipeline.c remembers the windows
+ * already moved).  Passes in the program's threads (enormoustext_refresh)
+ * are not paced: they finish what is left.
+ */
+static bool g_paced_left;        /* an object in the table is paced */
+static uint64_t g_piece_moved;   /* windows moved by the passes since the last look */
+
+static size_t piece_limit(void)
+{
+	return g_run.opt.defer_rate && et_defer_is_worker() ? 1 : 0;
+}
+
 static size_t process_new_locked(struct et_run *run, const struct link_map *ns_head)
 {
 	uint64_t t0 = et_now_ns();
@@ -174,32 +191,68 @@ static size_t process_new_locked(struct et_run *run, const struct link_map *ns_h
 		}
 		run->nobjs = kept;
 	}
-	size_t k = 0;
+	/* The new objects, and the paced ones (ENORMOUSTEXT_DEFER_RATE: run
+	 * again, their padding so far carried over, the entry replaced). */
+	size_t k = 0, fresh = 0;
 	for (size_t i = 0; i < n; i++) {
-		bool known = false;
-		for (size_t j = 0; j < run->nobjs && !known; j++)
-			known = same_object(&run->objs[j], &tmp[i]);
-		if (!known)
-			tmp[k++] = tmp[i];
+		size_t j = 0;
+		while (j < run->nobjs && !same_object(&run->objs[j], &tmp[i]))
+			j++;
+		tmp[i].replaces = 0;
+		if (j < run->nobjs && !run->objs[j].paced)
+			continue;
+		if (j < run->nobjs) {
+			tmp[i].replaces = (uint32_t)j + 1;
+			memcpy(tmp[i].pad_lo, run->objs[j].pad_lo, sizeof tmp[i].pad_lo);
+			memcpy(tmp[i].pad_hi, run->objs[j].pad_hi, sizeof tmp[i].pad_hi);
+			tmp[i].elapsed_ns = run->objs[j].elapsed_ns;
+		} else {
+			fresh++;
+		}
+		tmp[k++] = tmp[i];
 	}
-	if (k > 0 && table_reserve(run, k) == 0) {
-		struct et_run pass = { .opt = run->opt, .si = run->si, .objs = tmp, .nobjs = k, .t0_ns = t0 };
+	if (k > 0 && table_reserve(run, fresh) == 0) {
+		struct et_run pass = { .opt = run->opt, .si = run->si, .objs = tmp, .nobjs = k, .t0_ns = t0,
+		                       .win_limit = piece_limit() };
 		et_pipeline_run(&pass);
 		run->si = pass.si;
 		if (pass.reason != ET_R_NONE && run->reason == ET_R_NONE) {
 			run->reason = pass.reason;
 			run->reason_detail = pass.reason_detail;
 		}
-		memcpy(run->objs + run->nobjs, tmp, k * sizeof *tmp);
-		run->nobjs += k;
+		__atomic_add_fetch(&g_piece_moved, pass.pieces_moved, __ATOMIC_RELAXED);
+		for (size_t i = 0; i < k; i++) {
+			size_t at = run->nobjs;
+			if (tmp[i].replaces) {
+				at = tmp[i].replaces - 1;
+				if (run->objs[at].kinds)
+					et_scratch_free(run->objs[at].kinds, run->objs[at].kinds_len);
+			} else {
+				run->nobjs++;
+			}
+			run->objs[at] = tmp[i];
+			run->objs[at].replaces = 0;
+			/* after start-up, a line per object once it is done (the
+			 * start-up's summary speaks for its pieces) */
+			if (run->passes > 0 && !run->objs[at].paced && (__atomic_load_n(&run->summarised, __ATOMIC_ACQUIRE) || !pass.win_limit))
+				et_report_objects(run, at, 1);
+		}
 		run->quick = false;   /* the table now speaks for the process */
-		if (run->passes > 0)
-			et_report_objects(run, run->nobjs - k, k);
 		run->passes++;
 	} else {
 		g_pass_short = k > 0;
 		k = 0;
 	}
+	/* a paced object left: the next pass must not be skipped on the
+	 * loader's counts (see pass_cb) */
+	bool paced = false;
+	for (size_t j = 0; j < run->nobjs && !paced; j++)
+		paced = run->objs[j].paced;
+	if (paced)
+		g_pass_short = true;
+	else
+		et_pipeline_moved_forget();
+	__atomic_store_n(&g_paced_left, paced, __ATOMIC_RELEASE);
 	et_scratch_free(tmp, len);
 	run->elapsed_ns += et_now_ns() - t0;
 	return k;
@@ -538,8 +591,39 @@ void et_after_dlopen(void)
 /* The deferred worker's service (runtime/defer.c): what was asked for. */
 void et_pass_serve(void)
 {
-	if (__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) && !g_forked_child)
+	if (__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) && !g_forked_child) {
 		run_locked(NULL, NULL, RUN_WAIT);
+		et_pass_pace();
+	}
+}
+
+static void piece_locked(void *arg)
+{
+	(void)arg;
+	process_new(&g_run, NULL);
+}
+
+/* On the worker, after a pass: the pieces left, at ENORMOUSTEXT_DEFER_RATE
+ * (each piece's windows count a whole huge page of copying, zero-copy ones
+ * too: reading the file in is the same traffic).  Ends early when the
+ * worker is asked to stand down (what is left stays small, its reason
+ * ET_R_PACED). */
+void et_pass_pace(void)
+{
+	const uint64_t rate = g_run.opt.defer_rate;
+	if (!rate || !et_defer_is_worker())
+		return;
+	bool changed = false;
+	while (__atomic_load_n(&g_paced_left, __ATOMIC_ACQUIRE) && !g_forked_child) {
+		uint64_t n = __atomic_exchange_n(&g_piece_moved, 0, __ATOMIC_RELAXED);
+		uint64_t bytes = (n ? n : 1) * g_run.si.pmd_size;
+		if (!et_defer_sleep(bytes / rate * 1000000000ull + bytes % rate * 1000000000ull / rate))
+			break;
+		run_locked(piece_locked, NULL, RUN_WAIT);
+		changed = true;
+	}
+	if (changed && g_run.opt.report)
+		write_report(&g_run);
 }
 
 void et_after_untracked_dlopen(void)

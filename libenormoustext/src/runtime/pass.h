@@ -19,6 +19,8 @@ ET_HIDDEN void et_pass_start_quick(void);
 ET_HIDDEN void et_pass_start(void);
 /* Run the passes asked for after dlopen/dlclose (the deferred worker). */
 ET_HIDDEN void et_pass_serve(void);
+/* ENORMOUSTEXT_DEFER_RATE, on the worker: the pieces left, paced. */
+ET_HIDDEN void et_pass_pace(void);
 /* fn(run, arg) with the table held still: a snapshot for the API.  A pass
  * that was asked for runs first, never while the table is held. */
 ET_HIDDEN void et_pass_read(void (*fn)(const struct et_run *, void *), void *arg);

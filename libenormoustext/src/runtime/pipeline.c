@@ -15,6 +15,7 @@
 #include "runtime/pipeline.h"
 
 #include "core/log.h"
+#include "core/memcg.h"
 #include "core/profile.h"
 #include "core/smaps.h"
 #include "core/util.h"
@@ -23,6 +24,7 @@
 #include "runtime/verify.h"
 
 #include <errno.h>
+#include <string.h>
 
 /*
  * ENORMOUSTEXT_PROFILE: read once, at the first pass that has windows, and
@@ -32,9 +34,19 @@
  */
 static struct et_profile g_profile;
 static int g_profile_state;      /* 0 not read, 1 usable, -1 unusable */
+static bool g_profile_auto;      /* ENORMOUSTEXT_HOT=auto's, not a file's */
+
+void et_pipeline_use_profile(const struct et_profile *p)
+{
+	g_profile = *p;
+	g_profile_auto = true;
+	g_profile_state = 1;
+}
 
 static int profile_get(const struct et_run *run)
 {
+	if (g_profile_state == 1 && g_profile_auto)
+		return 1;
 	if (!run->opt.profile)
 		return 0;
 	if (g_profile_state == 0) {
@@ -46,6 +58,96 @@ static int profile_get(const struct et_run *run)
 		}
 	}
 	return g_profile_state;
+}
+
+/*
+ * ENORMOUSTEXT_DEFER_RATE: the windows a paced object already had moved by
+ * an earlier piece.  When the next piece runs that object again, those
+ * windows are anonymous copies (or its file mapped huge) where the plan
+ * expects the file: they are taken as moved, with the backend that moved
+ * them, and checked huge by smaps like the others.  Forgotten when no
+ * object is paced any more (et_pipeline_moved_forget).
+ */
+struct moved {
+	uint64_t addr;
+	enum et_backend backend;
+};
+static struct moved *g_moved;
+static size_t g_nmoved, g_moved_cap;
+
+static const struct moved *moved_find(uint64_t addr)
+{
+	for (size_t i = 0; i < g_nmoved; i++)
+		if (g_moved[i].addr == addr)
+			return &g_moved[i];
+	return NULL;
+}
+
+static void moved_add(uint64_t addr, enum et_backend b)
+{
+	if (moved_find(addr))
+		return;
+	if (g_nmoved == g_moved_cap) {
+		size_t cap = g_moved_cap ? g_moved_cap * 2 : 64;
+		struct moved *t = et_scratch_alloc(cap * sizeof *t);
+		if (!t)
+			return;     /* the window is then seen as not a plain mapping: left as it is */
+		if (g_moved) {
+			memcpy(t, g_moved, g_nmoved * sizeof *t);
+			et_scratch_free(g_moved, g_moved_cap * sizeof *t);
+		}
+		g_moved = t;
+		g_moved_cap = cap;
+	}
+	g_moved[g_nmoved++] = (struct moved){ addr, b };
+}
+
+void et_pipeline_moved_forget(void)
+{
+	g_nmoved = 0;
+}
+
+/* A paced object run again: its windows moved by earlier pieces. */
+static void moved_take(struct et_run *run, struct et_object *o)
+{
+	for (uint32_t k = 0; k < o->nwindows; k++) {
+		struct et_window *w = &run->wins[o->first_window + k];
+		const struct moved *m = moved_find(w->addr);
+		if (!m)
+			continue;
+		w->candidate = false;
+		w->remapped = true;
+		w->backend = m->backend;
+		w->reason = ET_R_NONE;
+		w->err = 0;
+	}
+}
+
+/* The most windows a piece moves: the others wait (ET_R_PACED), the
+ * hottest kept when a profile gave heat, else the first in plan order. */
+static void pace(struct et_run *run)
+{
+	size_t pending = 0;
+	for (size_t j = 0; j < run->nwins; j++) {
+		struct et_window *w = &run->wins[j];
+		w->held_back = w->candidate && !w->remapped;
+		pending += w->held_back;
+	}
+	if (pending <= run->win_limit) {
+		for (size_t j = 0; j < run->nwins; j++)
+			run->wins[j].held_back = false;
+		return;
+	}
+	(void)et_memcg_keep_best(run->wins, run->nwins, run->win_limit);
+	for (size_t j = 0; j < run->nwins; j++) {
+		struct et_window *w = &run->wins[j];
+		if (!w->held_back)
+			continue;
+		w->held_back = false;
+		w->candidate = false;
+		w->reason = ET_R_PACED;
+		w->err = 0;
+	}
 }
 
 /* Debug (ENORMOUSTEXT_VERBOSE=3): time since the pass began at each stage. */
@@ -124,6 +226,8 @@ void et_pipeline_run(struct et_run *run)
 			if (!run->wins[o->first_window + k].pad)
 				o->eligible_bytes += H;
 		}
+		if (o->replaces)
+			moved_take(run, o);
 		if (o->eligible_bytes < run->opt.min_bytes) {
 			o->skip = ET_R_MIN_BYTES;
 			for (uint32_t k = 0; k < o->nwindows; k++) {
@@ -150,6 +254,9 @@ void et_pipeline_run(struct et_run *run)
 		run->reason_detail = g_profile.err;
 	}
 
+	if (run->win_limit)
+		pace(run);
+
 	enum et_backend chain[4];
 	const char *why = NULL;
 	int nchain = et_backend_chain(&run->si, run->opt.backend, chain, &why);
@@ -168,6 +275,20 @@ void et_pipeline_run(struct et_run *run)
 	ET_MARK(run, "remap");
 	et_verify(run);
 	ET_MARK(run, "verify");
+	/* what this pass moved itself; a paced object's are remembered for
+	 * the piece that runs it next */
+	for (size_t j = 0; j < run->nwins; j++)
+		if (run->wins[j].remapped && !moved_find(run->wins[j].addr))
+			run->pieces_moved++;
+	for (size_t i = 0; i < run->nobjs; i++) {
+		struct et_object *o = &run->objs[i];
+		o->paced = false;
+		for (uint32_t k = 0; k < o->nwindows; k++)
+			o->paced |= run->wins[o->first_window + k].reason == ET_R_PACED;
+		for (uint32_t k = 0; o->paced && k < o->nwindows; k++)
+			if (run->wins[o->first_window + k].remapped)
+				moved_add(run->wins[o->first_window + k].addr, run->wins[o->first_window + k].backend);
+	}
 	et_report_summarise(run);
 	if (run->opt.perfmap) {
 		et_perfmap_write(run);   /* logs a failure itself */

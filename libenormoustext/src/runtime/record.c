@@ -439,9 +439,18 @@ static uint64_t *timer_collect(size_t *n_out, uint64_t *lost_out)
 
 /* ---- start -------------------------------------------------------------- */
 
+/* ENORMOUSTEXT_HOT=auto: the samples are for et_record_take_profile, not
+ * for a file at exit. */
+static bool g_in_memory;
+
 void et_record_start(const char *tmpl)
 {
-	if (g_on || et_expand_path(tmpl, g_path, sizeof g_path) != 0)
+	if (g_on)
+		return;
+	g_in_memory = tmpl == NULL;
+	if (g_in_memory)
+		tmpl = "(in memory)";
+	else if (et_expand_path(tmpl, g_path, sizeof g_path) != 0)
 		return;
 	/* its buffers are address space the program may need (util.c) */
 	if (!et_as_headroom_ok()) {
@@ -461,14 +470,15 @@ void et_record_start(const char *tmpl)
 		int terr = timer_start(&twhy);
 		char eb[24], eb2[24];
 		if (terr != 0) {
-			et_log(0, "ENORMOUSTEXT_RECORD=%s: cannot sample this process: %s: %s; %s%s%s: nothing recorded",
-			       tmpl, pwhy, et_errno_text(perr, eb), twhy, terr == EBUSY ? "" : ": ",
+			et_log(0, "%s=%s: cannot sample this process: %s: %s; %s%s%s: nothing recorded",
+			       g_in_memory ? "ENORMOUSTEXT_HOT" : "ENORMOUSTEXT_RECORD",
+			       g_in_memory ? "auto" : tmpl, pwhy, et_errno_text(perr, eb), twhy, terr == EBUSY ? "" : ": ",
 			       terr == EBUSY ? "" : et_errno_text(terr, eb2));
 			return;
 		}
 		g_method = "CPU-time timer and SIGPROF";
-		et_log(1, "ENORMOUSTEXT_RECORD=%s: %s: %s: sampling with a CPU-time timer and SIGPROF instead",
-		       tmpl, pwhy, et_errno_text(perr, eb));
+		et_log(1, "%s=%s: %s: %s: sampling with a CPU-time timer and SIGPROF instead",
+		       g_in_memory ? "ENORMOUSTEXT_HOT" : "ENORMOUSTEXT_RECORD", g_in_memory ? "auto" : tmpl, pwhy, et_errno_text(perr, eb));
 	}
 	g_pid = getpid();
 	g_on = true;
@@ -540,52 +550,37 @@ static void write_failed(const struct et_out *out, int e)
 		       et_out_why(out, why, sizeof why) ? why : et_out_errno_text(-e, eb));
 }
 
-__attribute__((destructor)) static void et_record_finish(void)
+/* The samples so far, sorted; sampling stops.  NULL when there are none
+ * to have (no memory). */
+static uint64_t *collect(size_t *n, size_t *ips_len, uint64_t *lost)
 {
-	if (!g_on || getpid() != g_pid)
-		return;
-	g_on = false;
-	size_t n = 0, ips_len = 0;
-	uint64_t lost = 0;
 	uint64_t *ips = NULL;
+	*n = *ips_len = 0;
+	*lost = 0;
 	if (g_tbuf) {
-		ips = timer_collect(&n, &lost);
+		ips = timer_collect(n, lost);
 	} else {
 #ifdef ET_HAVE_PERF
 		size_t cap = 0;
-		ips = perf_collect(&n, &cap, &lost);
-		ips_len = cap * sizeof(uint64_t);
+		ips = perf_collect(n, &cap, lost);
+		*ips_len = cap * sizeof(uint64_t);
 #endif
 	}
-	if (!ips)
-		return;
-	sort_u64(ips, n);
+	if (ips)
+		sort_u64(ips, *n);
+	return ips;
+}
 
-	/* the objects loaded now */
+/* The n sorted samples as a profile, attributed to the objects loaded now,
+ * into the writer w (begun). */
+static void write_objects(struct et_prof_writer *w, const uint64_t *ips, size_t n)
+{
 	size_t no = et_objects_collect(NULL, 0, NULL, NULL) + 8;
 	size_t objs_len = no * sizeof(struct et_object);
 	struct et_object *objs = et_scratch_alloc(objs_len);
-	if (!objs) {
-		release(ips, ips_len);
+	if (!objs)
 		return;
-	}
 	no = et_objects_collect(objs, no, NULL, NULL);
-
-	struct et_out out;
-	int oe = et_out_open(&out, g_path, 0);
-	if (oe) {
-		write_failed(&out, oe);
-		et_scratch_free(objs, objs_len);
-		release(ips, ips_len);
-		return;
-	}
-	char buf[4096], comment[160];
-	struct et_sink sink;
-	et_out_sink(&sink, &out, buf, sizeof buf);
-	snprintf(comment, sizeof comment, "recorded by ENORMOUSTEXT_RECORD (%s) in process %ld: %zu samples, %llu lost",
-	         g_method, (long)g_pid, n, (unsigned long long)lost);
-	struct et_prof_writer w;
-	et_profile_write_begin(&w, &sink, REC_GRANULE, comment);
 	for (size_t i = 0; i < no; i++) {
 		struct et_object *o = &objs[i];
 		if (!o->build_id[0] || !o->nsegs)
@@ -606,7 +601,7 @@ __attribute__((destructor)) static void et_record_finish(void)
 		if (seen)
 			continue;
 		/* loaded and never run in: named with no counts (cold, not unknown) */
-		if (et_profile_write_object(&w, o->build_id, path) != 0)
+		if (et_profile_write_object(w, o->build_id, path) != 0)
 			continue;
 		size_t cnt = 0;
 		for (size_t j = i; j < no; j++)
@@ -629,15 +624,108 @@ __attribute__((destructor)) static void et_record_finish(void)
 			size_t e = k;
 			while (e < m && offs[e] == offs[k])
 				e++;
-			(void)et_profile_write_count(&w, offs[k], e - k);
+			(void)et_profile_write_count(w, offs[k], e - k);
 			k = e;
 		}
 		et_scratch_free(offs, cnt * sizeof(uint64_t));
 	}
+	et_scratch_free(objs, objs_len);
+}
+
+__attribute__((destructor)) static void et_record_finish(void)
+{
+	if (!g_on || getpid() != g_pid || g_in_memory)
+		return;
+	g_on = false;
+	size_t n, ips_len;
+	uint64_t lost;
+	uint64_t *ips = collect(&n, &ips_len, &lost);
+	if (!ips)
+		return;
+	struct et_out out;
+	int oe = et_out_open(&out, g_path, 0);
+	if (oe) {
+		write_failed(&out, oe);
+		release(ips, ips_len);
+		return;
+	}
+	char buf[4096], comment[160];
+	struct et_sink sink;
+	et_out_sink(&sink, &out, buf, sizeof buf);
+	snprintf(comment, sizeof comment, "recorded by ENORMOUSTEXT_RECORD (%s) in process %ld: %zu samples, %llu lost",
+	         g_method, (long)g_pid, n, (unsigned long long)lost);
+	struct et_prof_writer w;
+	et_profile_write_begin(&w, &sink, REC_GRANULE, comment);
+	write_objects(&w, ips, n);
 	et_profile_write_end(&w);
 	oe = et_out_commit(&out);
 	if (oe)
 		write_failed(&out, oe);
-	et_scratch_free(objs, objs_len);
 	release(ips, ips_len);
+}
+
+/* ---- ENORMOUSTEXT_HOT=auto: the profile in memory ---------------------- */
+
+/* A sink into a scratch buffer that grows (doubling). */
+struct membuf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void mem_write(void *ctx, const char *s, size_t n)
+{
+	struct membuf *m = ctx;
+	if (m->failed)
+		return;
+	if (m->len + n > m->cap) {
+		size_t cap = m->cap ? m->cap : 65536;
+		while (cap < m->len + n)
+			cap *= 2;
+		char *q = et_scratch_alloc(cap);
+		if (!q) {
+			m->failed = true;
+			return;
+		}
+		if (m->p) {
+			memcpy(q, m->p, m->len);
+			et_scratch_free(m->p, m->cap);
+		}
+		m->p = q;
+		m->cap = cap;
+	}
+	memcpy(m->p + m->len, s, n);
+	m->len += n;
+}
+
+static void mem_flush(void *ctx)
+{
+	(void)ctx;
+}
+
+int et_record_take_profile(struct et_profile *p, size_t *samples)
+{
+	*samples = 0;
+	if (!g_on || !g_in_memory || getpid() != g_pid)
+		return -ENODATA;
+	g_on = false;
+	size_t n, ips_len;
+	uint64_t lost;
+	uint64_t *ips = collect(&n, &ips_len, &lost);
+	if (!ips)
+		return -ENOMEM;
+	*samples = n;
+	/* the one writer, the one parser: the profile is the format's */
+	struct membuf m = { NULL, 0, 0, false };
+	char buf[4096];
+	struct et_sink sink = { mem_write, mem_flush, &m, buf, sizeof buf, 0 };
+	struct et_prof_writer w;
+	et_profile_write_begin(&w, &sink, REC_GRANULE, NULL);
+	write_objects(&w, ips, n);
+	et_profile_write_end(&w);
+	release(ips, ips_len);
+	int e = m.failed ? -ENOMEM : et_profile_parse(p, m.p, m.len);
+	if (m.p)
+		et_scratch_free(m.p, m.cap);
+	return e;
 }

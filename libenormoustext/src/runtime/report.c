@@ -49,7 +49,7 @@ static void record_kinds(const struct et_run *run, struct et_object *o, uint32_t
 	uint32_t n = 0;
 	for (uint32_t k = 0; k < o->nwindows && n < counted; k++) {
 		const struct et_window *w = &run->wins[o->first_window + k];
-		if (w->pad && !w->huge && (!w->candidate || w->reason == ET_R_PAD_NOT_FREE))
+		if (w->pad && !w->huge && ((!w->candidate && w->reason != ET_R_PACED) || w->reason == ET_R_PAD_NOT_FREE))
 			continue;
 		o->kinds[n++] = !w->huge ? '.' : w->backend == ET_BACKEND_FILE ? 'z'
 		              : w->pad ? 'p' : w->backend == ET_BACKEND_HUGETLB ? 'h' : 'c';
@@ -74,7 +74,8 @@ void et_report_summarise(struct et_run *run)
 			const struct et_window *w = &run->wins[o->first_window + k];
 			/* A padded window is a bonus: one that could not be had (the
 			 * rest of the window not free) is not a window left small. */
-			if (w->pad && !w->huge && (!w->candidate || w->reason == ET_R_PAD_NOT_FREE))
+			if (w->pad && !w->huge && ((!w->candidate && w->reason != ET_R_PACED) ||
+			                           w->reason == ET_R_PAD_NOT_FREE))
 				continue;
 			counted++;
 			/* a padded window's text is the part of its segment inside it */
@@ -248,7 +249,12 @@ void et_report_log(const struct et_run *run, const struct enormoustext_stats *st
 	if (st.zero_copy_bytes || st.padded_bytes)
 		snprintf(extra, sizeof extra, " [%s MiB zero-copy, %s MiB padding]",
 		         mib(z, sizeof z, st.zero_copy_bytes), mib(pd, sizeof pd, st.padded_bytes));
-	et_log(1, "%u object%s, %s MiB of %s MiB text on %s pages (%s)%s, %llu ms%s%s",
+	/* Verbosity 1 speaks for the processes where something moved or could
+	 * have (a window stayed small: the line says why); one with no whole
+	 * window of text, or only objects below ENORMOUSTEXT_MIN_BYTES, says
+	 * nothing below 2. */
+	int level = st.huge_bytes || st.eligible_bytes || run->reason != ET_R_NONE ? 1 : 2;
+	et_log(level, "%u object%s, %s MiB of %s MiB text on %s pages (%s)%s, %llu ms%s%s",
 	       st.objects_huge, st.objects_huge == 1 ? "" : "s", mib(a, sizeof a, st.huge_bytes),
 	       mib(b, sizeof b, st.text_bytes), page_label(pg, sizeof pg, run->si.pmd_size),
 	       st.backend, extra, (unsigned long long)(st.elapsed_ns / 1000000),
