@@ -16,15 +16,7 @@ dp_plain "$R/plain" --hold 2000 --hot-middle
 run_bg() {
 	local out=$1
 	shift
-	rm -f "$D/pid"
-	(cd "$D" && env "$@" LD_PRELOAD="$PRE" ./dp_prog --hold 2000 --hot-middle --pidfile "$D/pid" \
-		>"$out.out" 2>"$out.err"; echo $? >"$out.rc") &
-	for _ in $(seq 100); do
-		[ -s "$D/pid" ] && break
-		sleep 0.01
-	done
-	P=$(cat "$D/pid" 2>/dev/null)
-	[ -n "$P" ] || fail "dp_prog did not start"
+	dp_start "$out" "$@" LD_PRELOAD="$PRE" -- ./dp_prog --hold 2000 --hot-middle
 	sleep 1.4
 	KB=$(huge_kb "$P")
 	wait

@@ -18,20 +18,6 @@ H=2097152
 dp_plain "$R/plain" --hold 2600
 [ "$(cat "$R/plain.rc")" = 0 ] || fail "plain run exited $(cat "$R/plain.rc"): $(cat "$R/plain.err")"
 
-# start dp_prog in the background with the library and these variables
-start() {
-	local out=$1
-	shift
-	rm -f "$D/pid"
-	(cd "$D" && env "$@" LD_PRELOAD="$PRE" ./dp_prog --hold 2600 --pidfile "$D/pid" \
-		>"$out.out" 2>"$out.err"; echo $? >"$out.rc") &
-	for _ in $(seq 100); do
-		[ -s "$D/pid" ] && break
-		sleep 0.01
-	done
-	P=$(cat "$D/pid" 2>/dev/null)
-	[ -n "$P" ] || fail "dp_prog did not start"
-}
 # the start of each huge VMA of dp_prog's text, relative to its load base
 huge_starts() {
 	local base="" s
@@ -46,7 +32,8 @@ huge_starts() {
 }
 
 # 1. a window at a time
-start "$R/paced" ENORMOUSTEXT_DEFER=100ms ENORMOUSTEXT_DEFER_RATE=4 ENORMOUSTEXT_VERBOSE=1
+dp_start "$R/paced" ENORMOUSTEXT_DEFER=100ms ENORMOUSTEXT_DEFER_RATE=4 ENORMOUSTEXT_VERBOSE=1 LD_PRELOAD="$PRE" \
+	-- ./dp_prog --hold 2600
 seen=""
 for _ in $(seq 26); do
 	kb=$(huge_kb "$P" 2>/dev/null) || break
@@ -67,20 +54,8 @@ note "1. samples of huge kB every 100 ms at 4 MiB/s: $seen"
 # Without ASLR (setarch -R) the load base is the same in every run: the
 # windows are found from a first run's maps.
 command -v setarch >/dev/null || fail "setarch (util-linux) is missing"
-start_norand() {
-	local out=$1
-	shift
-	rm -f "$D/pid"
-	(cd "$D" && env "$@" LD_PRELOAD="$PRE" setarch "$(uname -m)" -R ./dp_prog --hold 2600 --pidfile "$D/pid" \
-		>"$out.out" 2>"$out.err"; echo $? >"$out.rc") &
-	for _ in $(seq 100); do
-		[ -s "$D/pid" ] && break
-		sleep 0.01
-	done
-	P=$(cat "$D/pid" 2>/dev/null)
-	[ -n "$P" ] || fail "dp_prog did not start"
-}
-start_norand "$R/probe" ENORMOUSTEXT=0
+norand=(setarch "$(uname -m)" -R ./dp_prog --hold 2600)
+dp_start "$R/probe" ENORMOUSTEXT=0 LD_PRELOAD="$PRE" -- "${norand[@]}"
 base=$(awk -v exe="$D/dp_prog" '$6 == exe { split($1, a, "-"); print a[1]; exit }' "/proc/$P/maps")
 wait
 [ -n "$base" ] || fail "cannot read dp_prog's load base"
@@ -90,8 +65,8 @@ w0=$(( ((16#$base + va + H - 1) & ~(H - 1)) - 16#$base ))   # the first whole wi
 bid=$(readelf -n "$D/dp_prog" | sed -n 's/.*Build ID: *//p')
 printf 'enormoustext-profile 1\ngranule 4096\nobject %s dp_prog\n%x 10\n%x 1\n%x 100\n' \
 	"$bid" "$w0" $((w0 + H)) $((w0 + 2 * H)) >"$R/hot.prof"
-start_norand "$R/hot" ENORMOUSTEXT_DEFER=100ms ENORMOUSTEXT_DEFER_RATE=2 ENORMOUSTEXT_PROFILE="$R/hot.prof" \
-	ENORMOUSTEXT_HOT_COVERAGE=100
+dp_start "$R/hot" ENORMOUSTEXT_DEFER=100ms ENORMOUSTEXT_DEFER_RATE=2 ENORMOUSTEXT_PROFILE="$R/hot.prof" \
+	ENORMOUSTEXT_HOT_COVERAGE=100 LD_PRELOAD="$PRE" -- "${norand[@]}"
 first=""
 for _ in $(seq 100); do
 	first=$(huge_starts "$P" 2>/dev/null)

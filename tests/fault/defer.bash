@@ -3,6 +3,7 @@
 #   dp_lib OUT DEFER ARGS...      the same preloaded, ENORMOUSTEXT_DEFER=DEFER, VERBOSE=1
 #   dp_same A B                   A's stdout and exit status are B's (else fail)
 #   huge_kb PID                   kB of dp_prog's own text on huge pages, from its smaps
+#   dp_start OUT [VAR=VALUE...] -- CMD...   CMD in the background (see below): P its pid
 DP=$FAULT_BIN/dp_prog
 [ -x "$DP" ] || fail "$DP is missing: build the tests first"
 fresh "$DP"
@@ -27,4 +28,21 @@ huge_kb() {
 		/^[0-9a-f]+-[0-9a-f]+ / { mine = ($6 == exe) || ($6 == "" && prev_mine); if ($6 != "") prev_mine = mine; next }
 		mine && /^(AnonHugePages|FilePmdMapped):/ { kb += $2 }
 		END { print kb + 0 }' "/proc/$1/smaps"
+}
+# dp_start OUT [VAR=VALUE...] -- COMMAND...   COMMAND (dp_prog, or a wrapper
+# of it) in $D in the background, with --pidfile added: OUT.out, OUT.err,
+# OUT.rc once it ends (wait); P is its pid once main runs.
+dp_start() {
+	local out=$1 envs=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	rm -f "$D/pid"
+	(cd "$D" && env "${envs[@]}" "$@" --pidfile "$D/pid" >"$out.out" 2>"$out.err"; echo $? >"$out.rc") &
+	for _ in $(seq 100); do
+		[ -s "$D/pid" ] && break
+		sleep 0.01
+	done
+	P=$(cat "$D/pid" 2>/dev/null)
+	[ -n "$P" ] || fail "dp_prog did not start: $(head -3 "$out.err" 2>/dev/null)"
 }

@@ -256,7 +256,8 @@ static void hot_auto_start(const struct et_run *run)
 	else if (run->opt.profile)
 		et_log(1, "ENORMOUSTEXT_HOT=auto: ENORMOUSTEXT_PROFILE is given and is used instead");
 	else if (run->opt.record)
-		et_log(1, "ENORMOUSTEXT_HOT=auto: ENORMOUSTEXT_RECORD samples this process for its file: every window moves");
+		et_log(1, "ENORMOUSTEXT_HOT=auto: ENORMOUSTEXT_RECORD samples this process for its file: "
+		          "every window moves");
 	else {
 		et_record_start(NULL);
 		g_hot_auto = true;

@@ -234,7 +234,8 @@ static size_t process_new_locked(struct et_run *run, const struct link_map *ns_h
 			run->objs[at].replaces = 0;
 			/* after start-up, a line per object once it is done (the
 			 * start-up's summary speaks for its pieces) */
-			if (run->passes > 0 && !run->objs[at].paced && (__atomic_load_n(&run->summarised, __ATOMIC_ACQUIRE) || !pass.win_limit))
+			bool said = __atomic_load_n(&run->summarised, __ATOMIC_ACQUIRE);
+			if (run->passes > 0 && !run->objs[at].paced && (said || !pass.win_limit))
 				et_report_objects(run, at, 1);
 		}
 		run->quick = false;   /* the table now speaks for the process */

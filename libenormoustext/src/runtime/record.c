@@ -478,7 +478,8 @@ void et_record_start(const char *tmpl)
 		}
 		g_method = "CPU-time timer and SIGPROF";
 		et_log(1, "%s=%s: %s: %s: sampling with a CPU-time timer and SIGPROF instead",
-		       g_in_memory ? "ENORMOUSTEXT_HOT" : "ENORMOUSTEXT_RECORD", g_in_memory ? "auto" : tmpl, pwhy, et_errno_text(perr, eb));
+		       g_in_memory ? "ENORMOUSTEXT_HOT" : "ENORMOUSTEXT_RECORD", g_in_memory ? "auto" : tmpl, pwhy,
+		       et_errno_text(perr, eb));
 	}
 	g_pid = getpid();
 	g_on = true;
