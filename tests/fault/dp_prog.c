@@ -25,6 +25,10 @@
  *   --unshare-at MS
  *              during the hold, after MS milliseconds, unshare(CLONE_NEWUSER)
  *              (a worker still copying must stand down for it to work)
+ *   --thp-off  prctl(PR_SET_THP_DISABLE, 1) first thing in main (as
+ *              MariaDB and Redis do), then PR_GET_THP_DISABLE
+ *   --thp-off-at MS
+ *              the same during the hold, after MS milliseconds
  *   --dlopen LIB
  *              at the middle of the hold, dlopen LIB (a libbigtext.so copy)
  *              and call and check its functions too
@@ -43,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,13 +109,21 @@ static double now(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
+static void thp_off(void)
+{
+	int r = prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	printf("prctl(PR_SET_THP_DISABLE): %s\n", r == 0 ? "ok" : strerror(errno));
+	printf("PR_GET_THP_DISABLE: %d\n", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	int hold_ms = 0;
 	bool hot_middle = false;
 	bool do_unshare = false, do_fork = false, do_threads = false, do_vfork = false, do_setns = false;
 	const char *root = NULL;
-	int exit_ms = -1, quick_exit_ms = -1, unshare_ms = -1;
+	int exit_ms = -1, quick_exit_ms = -1, unshare_ms = -1, thp_off_ms = -1;
 	const char *pidfile = NULL, *lib = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--unshare"))
@@ -135,6 +148,10 @@ int main(int argc, char **argv)
 			lib = argv[++i];
 		else if (!strcmp(argv[i], "--hot-middle"))
 			hot_middle = true;
+		else if (!strcmp(argv[i], "--thp-off"))
+			thp_off_ms = 0;
+		else if (!strcmp(argv[i], "--thp-off-at") && i + 1 < argc)
+			thp_off_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--unshare-at") && i + 1 < argc)
 			unshare_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
@@ -153,6 +170,10 @@ int main(int argc, char **argv)
 	}
 	if (do_threads)
 		printf("threads: %d\n", threads());
+	if (thp_off_ms == 0) {
+		thp_off();
+		thp_off_ms = -1;
+	}
 	if (do_unshare) {
 		int r = unshare(CLONE_NEWUSER);
 		printf("unshare(CLONE_NEWUSER): %s\n", r == 0 ? "ok" : strerror(errno));
@@ -204,6 +225,10 @@ int main(int argc, char **argv)
 			uint64_t x = bt_arg(BT_OBJ_LIB, i);
 			if (lt[i](x) != bt_expect(BT_OBJ_LIB, i, x))
 				wrong++;
+		}
+		if (thp_off_ms >= 0 && now() >= start + thp_off_ms / 1000.0) {
+			thp_off();
+			thp_off_ms = -1;
 		}
 		if (unshare_ms >= 0 && now() >= start + unshare_ms / 1000.0) {
 			int r = unshare(CLONE_NEWUSER);

@@ -39,6 +39,7 @@ static pthread_cond_t g_c;
 static int g_state;             /* D_*, under g_m */
 static bool g_stop;             /* asked to stand down, under g_m */
 static bool g_poked;            /* a pass was asked for, under g_m */
+static bool g_hurry;            /* the work is wanted now, unpaced (et_defer_hurry), under g_m */
 static bool g_joinable;         /* g_thread is ours to join */
 static pthread_t g_thread;
 static void (*g_work)(void), (*g_serve)(void);
@@ -58,7 +59,7 @@ static void *worker(void *arg)
 	__atomic_store_n(&g_self_set, true, __ATOMIC_RELEASE);
 	et_os_thread_name("enormoustext");
 	pthread_mutex_lock(&g_m);
-	while (!g_stop) {
+	while (!g_stop && !g_hurry) {
 		int e = pthread_cond_timedwait(&g_c, &g_m, &g_deadline);
 		if (e == ETIMEDOUT)
 			break;
@@ -76,6 +77,7 @@ static void *worker(void *arg)
 	/* Then the passes dlopen and dlclose ask for, off their callers. */
 	pthread_mutex_lock(&g_m);
 	g_state = D_SERVING;
+	pthread_cond_broadcast(&g_c);   /* et_defer_hurry waits for this */
 	for (;;) {
 		while (!g_stop && !g_poked)
 			pthread_cond_wait(&g_c, &g_m);
@@ -120,6 +122,7 @@ static void atfork_child(void)
 	if (g_state != D_NONE)
 		g_state = D_STOOD_DOWN;
 	g_stop = true;
+	g_hurry = false;
 	g_joinable = false;
 	g_self_set = false;
 }
@@ -165,7 +168,7 @@ bool et_defer_sleep(uint64_t ns)
 	until.tv_sec += (time_t)(ns / 1000000000ull + t / 1000000000ull);
 	until.tv_nsec = (long)(t % 1000000000ull);
 	pthread_mutex_lock(&g_m);
-	while (!g_stop && pthread_cond_timedwait(&g_c, &g_m, &until) != ETIMEDOUT)
+	while (!g_stop && !g_hurry && pthread_cond_timedwait(&g_c, &g_m, &until) != ETIMEDOUT)
 		;
 	bool go_on = !g_stop;
 	pthread_mutex_unlock(&g_m);
@@ -197,4 +200,39 @@ void et_defer_stand_down(const char *what)
 	pthread_join(g_thread, NULL);
 	if (was_waiting && g_state == D_STOOD_DOWN)
 		et_log(1, "ENORMOUSTEXT_DEFER: %s before the deferral ended: nothing moved", what);
+}
+
+/* How long et_defer_hurry waits for the worker: far longer than any move
+ * takes (164 MiB cold: under a second), short enough that a caller that
+ * holds a lock the worker needs (a prctl from a constructor, inside the
+ * loader's lock) is not held for ever. */
+#define ET_HURRY_NS (10ull * 1000000000ull)
+
+void et_defer_hurry(const char *what)
+{
+	if (!__atomic_load_n(&g_joinable, __ATOMIC_ACQUIRE) || et_defer_is_worker())
+		return;
+	pthread_mutex_lock(&g_m);
+	if (g_stop || (g_state != D_WAITING && g_state != D_WORKING)) {
+		pthread_mutex_unlock(&g_m);
+		return;
+	}
+	bool was_waiting = g_state == D_WAITING;
+	g_hurry = true;
+	pthread_cond_broadcast(&g_c);
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(ET_HURRY_NS / 1000000000ull);
+	bool late = false;
+	while (!g_stop && (g_state == D_WAITING || g_state == D_WORKING))
+		if (pthread_cond_timedwait(&g_c, &g_m, &until) == ETIMEDOUT) {
+			late = true;
+			break;
+		}
+	pthread_mutex_unlock(&g_m);
+	if (late)
+		et_log(1, "ENORMOUSTEXT_DEFER: %s: the worker did not finish within %llu s; the call goes on", what,
+		       (unsigned long long)(ET_HURRY_NS / 1000000000ull));
+	else if (was_waiting)
+		et_log(1, "ENORMOUSTEXT_DEFER: %s before the deferral ended: the text was moved first", what);
 }

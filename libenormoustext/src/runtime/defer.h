@@ -22,6 +22,12 @@ ET_HIDDEN bool et_defer_poke(void);
  * 1 names `what`), one that is working is waited for; either way the
  * thread has ended when this returns.  Cheap when there is no worker. */
 ET_HIDDEN void et_defer_stand_down(const char *what);
+/* Before something that ends what the work can do (prctl
+ * PR_SET_THP_DISABLE: interpose/ns.c): a worker still waiting or working
+ * does all its work now, unpaced, and the caller waits for it (at most
+ * 10 s); one line at verbosity 1 names `what`.  The worker goes on serving
+ * afterwards.  Cheap when there is no worker. */
+ET_HIDDEN void et_defer_hurry(const char *what);
 /* Is the caller the worker? */
 ET_HIDDEN bool et_defer_is_worker(void);
 /* On the worker: wait ns (ENORMOUSTEXT_DEFER_RATE's pause between
