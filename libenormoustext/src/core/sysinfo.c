@@ -9,12 +9,13 @@
  * et_pmd_size_usable).
  *
  * Owns: the facts of struct et_sysinfo.
- * May call: core (util: small files).
+ * May call: core (util: small files), os/mm.c (the process flag).
  * Never: changes a setting; keeps state.
  */
 #include "core/sysinfo.h"
 
 #include "core/util.h"
+#include "os/os.h"
 
 #include <sys/auxv.h>
 
@@ -22,7 +23,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 
 static void join(char *out, size_t cap, const char *root, const char *rel)
 {
@@ -128,7 +128,7 @@ void et_sysinfo_read_policy(struct et_sysinfo *si, const char *root)
 	si->policy_read = true;
 	/* The process flag is not a file: it is only read for the real system. */
 	if (!root || !*root || !strcmp(root, "/"))
-		si->thp_disabled_process = prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) > 0;
+		si->thp_disabled_process = et_os_thp_disabled();
 }
 
 void et_sysinfo_read(struct et_sysinfo *si, const char *root)

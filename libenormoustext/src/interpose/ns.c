@@ -17,27 +17,52 @@
  * first (et_defer_hurry: unpaced, the caller waits), so a deferred server
  * ends as the immediate one does.  Every other prctl goes straight on.
  *
+ * Each wrapper ends in a sibling call to libc's function (the argument
+ * lists are the same, so the compiler jumps rather than calls): libc's
+ * function returns straight to the program, and the call is the
+ * program's to whatever looks at return addresses (a seccomp supervisor
+ * such as tests/fault/faultrun.c, a profiler).  prctl is defined with its
+ * five arguments, not `...`: on x86-64 and AArch64 (Linux) a variadic
+ * call passes integer arguments where a fixed one does, and libc's prctl
+ * reads exactly these four more.  The next definitions are found in a
+ * constructor, not at the first call: prctl is called in vfork children
+ * and after fork (PR_SET_PDEATHSIG), where a dlsym is not safe.
+ *
  * Owns: those symbols as the program sees them.
  * May call: the next definition of each (libc's), runtime/defer.h.
- * Never: changes what the call does, returns or leaves in errno.
+ * Never: changes what the call does, returns or leaves in errno; is called
+ * by the library itself (its own prctl calls are system calls: os/).
  */
 #include "interpose/interpose.h"
 #include "runtime/defer.h"
 
 #include <errno.h>
 #include <sched.h>
-#include <stdarg.h>
-#include <sys/prctl.h>
 #include <unistd.h>
+
+/* <linux/prctl.h>'s number; <sys/prctl.h> would declare prctl with `...` */
+#ifndef PR_SET_THP_DISABLE
+#define PR_SET_THP_DISABLE 41
+#endif
 
 typedef int (*int_fn)(int);
 typedef int (*setns_fn)(int, int);
 typedef int (*path_fn)(const char *);
+typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+
+static void *g_unshare, *g_setns, *g_chroot, *g_prctl;
+
+__attribute__((constructor)) static void ns_resolve(void)
+{
+	(void)next_symbol(&g_unshare, "unshare");
+	(void)next_symbol(&g_setns, "setns");
+	(void)next_symbol(&g_chroot, "chroot");
+	(void)next_symbol(&g_prctl, "prctl");
+}
 
 ET_EXPORT int unshare(int flags)
 {
-	static void *real;
-	int_fn next = (int_fn)next_symbol(&real, "unshare");
+	int_fn next = (int_fn)next_symbol(&g_unshare, "unshare");
 	if (!next) {
 		errno = ENOSYS;
 		return -1;
@@ -48,8 +73,7 @@ ET_EXPORT int unshare(int flags)
 
 ET_EXPORT int setns(int fd, int nstype)
 {
-	static void *real;
-	setns_fn next = (setns_fn)next_symbol(&real, "setns");
+	setns_fn next = (setns_fn)next_symbol(&g_setns, "setns");
 	if (!next) {
 		errno = ENOSYS;
 		return -1;
@@ -60,8 +84,7 @@ ET_EXPORT int setns(int fd, int nstype)
 
 ET_EXPORT int chroot(const char *path)
 {
-	static void *real;
-	path_fn next = (path_fn)next_symbol(&real, "chroot");
+	path_fn next = (path_fn)next_symbol(&g_chroot, "chroot");
 	if (!next) {
 		errno = ENOSYS;
 		return -1;
@@ -70,19 +93,10 @@ ET_EXPORT int chroot(const char *path)
 	return next(path);
 }
 
-typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
-
-/* prctl takes up to four more arguments, each read as an unsigned long
- * (libc's own wrapper reads them the same way). */
-ET_EXPORT int prctl(int option, ...)
+ET_EXPORT int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5);
+int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)
 {
-	static void *real;
-	va_list ap;
-	va_start(ap, option);
-	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
-	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
-	va_end(ap);
-	prctl_fn next = (prctl_fn)next_symbol(&real, "prctl");
+	prctl_fn next = (prctl_fn)next_symbol(&g_prctl, "prctl");
 	if (!next) {
 		errno = ENOSYS;
 		return -1;

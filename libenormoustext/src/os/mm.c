@@ -13,6 +13,8 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -75,6 +77,11 @@ void *et_os_map_shared(size_t len, int fd)
 int et_os_unmap(void *p, size_t len)
 {
 	return munmap(p, len);
+}
+
+bool et_os_thp_disabled(void)
+{
+	return syscall(SYS_prctl, PR_GET_THP_DISABLE, 0UL, 0UL, 0UL, 0UL) > 0;
 }
 
 int et_os_advise(void *p, size_t len, int advice)

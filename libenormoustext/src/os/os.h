@@ -35,6 +35,10 @@ ET_HIDDEN void *et_os_map_anon(size_t len, bool noreserve);
 ET_HIDDEN void *et_os_map_shared(size_t len, int fd);
 ET_HIDDEN int et_os_unmap(void *p, size_t len);
 ET_HIDDEN int et_os_advise(void *p, size_t len, int advice);
+/* prctl(PR_GET_THP_DISABLE): is THP off for this process?  The library's
+ * own prctl calls are system calls, never the exported prctl wrapper
+ * (interpose/ns.c): that one is the program's. */
+ET_HIDDEN bool et_os_thp_disabled(void);
 ET_HIDDEN int et_os_protect(void *p, size_t len, int prot);
 /*
  * THE SWAP: one mremap(MREMAP_MAYMOVE | MREMAP_FIXED) of [from, from+len)
