@@ -29,6 +29,11 @@
  *              MariaDB and Redis do), then PR_GET_THP_DISABLE
  *   --thp-off-at MS
  *              the same during the hold, after MS milliseconds
+ *   --unshare-in-phdr MS
+ *              first thing in main, from inside a dl_iterate_phdr callback
+ *              (which holds the loader's lock), sleep MS milliseconds, then
+ *              unshare(CLONE_NEWUSER): a worker whose deadline passed in
+ *              the sleep waits for that lock and cannot stand down
  *   --dlopen LIB
  *              at the middle of the hold, dlopen LIB (a libbigtext.so copy)
  *              and call and check its functions too
@@ -42,6 +47,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -109,6 +115,19 @@ static double now(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
+static int g_phdr_ms;
+
+static int unshare_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)info;
+	(void)size;
+	struct timespec t = {g_phdr_ms / 1000, (g_phdr_ms % 1000) * 1000000L};
+	nanosleep(&t, NULL);
+	int r = unshare(CLONE_NEWUSER);
+	*(int *)data = r == 0 ? 0 : errno;
+	return 1;   /* the first object only */
+}
+
 static void thp_off(void)
 {
 	int r = prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
@@ -144,6 +163,8 @@ int main(int argc, char **argv)
 			exit_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--_exit-at") && i + 1 < argc)
 			quick_exit_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--unshare-in-phdr") && i + 1 < argc)
+			g_phdr_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--dlopen") && i + 1 < argc)
 			lib = argv[++i];
 		else if (!strcmp(argv[i], "--hot-middle"))
@@ -173,6 +194,11 @@ int main(int argc, char **argv)
 	if (thp_off_ms == 0) {
 		thp_off();
 		thp_off_ms = -1;
+	}
+	if (g_phdr_ms > 0) {
+		int e = 0;
+		dl_iterate_phdr(unshare_cb, &e);
+		printf("unshare(CLONE_NEWUSER) in dl_iterate_phdr: %s\n", e == 0 ? "ok" : strerror(e));
 	}
 	if (do_unshare) {
 		int r = unshare(CLONE_NEWUSER);

@@ -17,7 +17,8 @@
  * signal blocked, a name), core (log, util).
  * Never: runs a program's signal handler (every signal is blocked in the
  * worker from its first instruction); leaves a thread behind when a caller
- * needs the process single-threaded (et_defer_stand_down joins it).
+ * needs the process single-threaded (et_defer_stand_down joins it, or
+ * after 10 s of waiting for a worker that cannot stop, says so and goes on).
  *
  * fork while the worker waits or works: the child has no worker, and its
  * work is not done there (documented in the README); the parent's goes on.
@@ -181,6 +182,22 @@ bool et_defer_waiting(void)
 	return st == D_WAITING || st == D_WORKING;
 }
 
+/* How long et_defer_stand_down and et_defer_hurry wait for the worker:
+ * far longer than any move takes (164 MiB cold: under a second), short
+ * enough that a caller that holds a lock the worker needs is not held for
+ * ever (unshare or prctl from a dl_iterate_phdr callback while the worker
+ * waits for the loader's lock to start a pass: it cannot stop until the
+ * caller lets go, and the caller waits for it). */
+#define ET_DEFER_WAIT_NS (10ull * 1000000000ull)
+
+static struct timespec wait_until(void)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(ET_DEFER_WAIT_NS / 1000000000ull);
+	return until;
+}
+
 void et_defer_stand_down(const char *what)
 {
 	if (!__atomic_load_n(&g_joinable, __ATOMIC_ACQUIRE))
@@ -192,21 +209,31 @@ void et_defer_stand_down(const char *what)
 	g_stop = true;
 	pthread_cond_broadcast(&g_c);
 	bool join = g_joinable && !pthread_equal(g_thread, pthread_self());
-	if (join)
+	bool late = false;
+	if (join) {
 		g_joinable = false;
+		struct timespec until = wait_until();
+		while (g_state != D_STOOD_DOWN)
+			if (pthread_cond_timedwait(&g_c, &g_m, &until) == ETIMEDOUT) {
+				late = true;
+				break;
+			}
+	}
 	pthread_mutex_unlock(&g_m);
 	if (!join)
 		return;
-	pthread_join(g_thread, NULL);
-	if (was_waiting && g_state == D_STOOD_DOWN)
+	if (late) {
+		/* it ends on its own once it can; nobody joins it */
+		pthread_detach(g_thread);
+		et_log(1, "ENORMOUSTEXT_DEFER: %s: the worker did not stop within %llu s (the caller holds a lock it is "
+		       "waiting for?); the call goes on with it alive", what,
+		       (unsigned long long)(ET_DEFER_WAIT_NS / 1000000000ull));
+		return;
+	}
+	pthread_join(g_thread, NULL);   /* it has said D_STOOD_DOWN: it is returning */
+	if (was_waiting)
 		et_log(1, "ENORMOUSTEXT_DEFER: %s before the deferral ended: nothing moved", what);
 }
-
-/* How long et_defer_hurry waits for the worker: far longer than any move
- * takes (164 MiB cold: under a second), short enough that a caller that
- * holds a lock the worker needs (a prctl from a constructor, inside the
- * loader's lock) is not held for ever. */
-#define ET_HURRY_NS (10ull * 1000000000ull)
 
 void et_defer_hurry(const char *what)
 {
@@ -220,9 +247,7 @@ void et_defer_hurry(const char *what)
 	bool was_waiting = g_state == D_WAITING;
 	g_hurry = true;
 	pthread_cond_broadcast(&g_c);
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += (time_t)(ET_HURRY_NS / 1000000000ull);
+	struct timespec until = wait_until();
 	bool late = false;
 	while (!g_stop && (g_state == D_WAITING || g_state == D_WORKING))
 		if (pthread_cond_timedwait(&g_c, &g_m, &until) == ETIMEDOUT) {
@@ -232,7 +257,7 @@ void et_defer_hurry(const char *what)
 	pthread_mutex_unlock(&g_m);
 	if (late)
 		et_log(1, "ENORMOUSTEXT_DEFER: %s: the worker did not finish within %llu s; the call goes on", what,
-		       (unsigned long long)(ET_HURRY_NS / 1000000000ull));
+		       (unsigned long long)(ET_DEFER_WAIT_NS / 1000000000ull));
 	else if (was_waiting)
 		et_log(1, "ENORMOUSTEXT_DEFER: %s before the deferral ended: the text was moved first", what);
 }
