@@ -9,7 +9,7 @@
 
 t top -- "$TOOL" --help
 expect_rc 0 "--help"; expect_no_err "--help"
-for c in run stat check status setup; do expect_out "^  $c " "--help lists $c"; done
+for c in run stat check status setup collapse; do expect_out "^  $c " "--help lists $c"; done
 t version -- "$TOOL" --version
 expect_rc 0; expect_out '^enormoustext [0-9]+\.[0-9]+\.[0-9]+$'
 t none -- "$TOOL"
@@ -21,7 +21,7 @@ expect_bad 2 "an unknown option" "'--frobnicate'"
 
 man=$TT_SRC/../../tools/enormoustext.1
 [ -s "$man" ] || fail "no man page $man"
-for c in run stat check status setup; do
+for c in run stat check status setup collapse; do
 	t "$c.help" -- "$TOOL" "$c" --help
 	expect_rc 0 "$c --help"; expect_no_err "$c --help"
 	head -1 "$OUT" | grep -q "^usage: enormoustext $c" || fail "$c --help does not start with its usage line"

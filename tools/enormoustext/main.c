@@ -11,6 +11,7 @@
  *   enormoustext prime [--check] [--json] FILE...
  *   enormoustext record -o FILE -- COMMAND...
  *   enormoustext profile show|merge|order ...
+ *   enormoustext collapse [--jit] [--profile FILE] [--dry-run] [--watch SECONDS] [--json] PID...
  *
  * Owns: the list of subcommands, the top-level help, et_tool_cmd and the
  * error and usage messages (et_tool_err, et_tool_usage,
@@ -43,6 +44,7 @@ static const struct {
 	{ "prime", et_cmd_prime, "bring text into the page cache as huge folios (zero-copy huge text)" },
 	{ "record", et_cmd_record, "run a program and write a profile of where its threads execute" },
 	{ "profile", et_cmd_profile, "show a profile (hottest windows, heat map) or merge profiles" },
+	{ "collapse", et_cmd_collapse, "put running processes' text or JIT code on huge pages, from outside" },
 };
 
 static void vmsg(const char *fmt, va_list ap)
@@ -107,7 +109,8 @@ static void usage(FILE *f)
 	        "  enormoustext --version        the version\n"
 	        "\n"
 	        "Exit status: 0 done; 1 an input (PID, file, write) was bad; 2 usage error.\n"
-	        "`run` exits with the status of the program it runs.\n");
+	        "`run` exits with the status of the program it runs; `collapse` exits 1 also\n"
+	        "when a range stayed small.\n");
 }
 
 int main(int argc, char **argv)

@@ -474,8 +474,9 @@ static int by_fn_heat(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* The GNU build-id of an ELF file, in hex ("" when it has none). */
-static void file_build_id(Elf *e, char out[41])
+/* The GNU build-id of an ELF file, in hex ("" when it has none): `profile
+ * order` and `collapse --profile`. */
+void et_tool_build_id(Elf *e, char out[41])
 {
 	out[0] = '\0';
 	size_t n = 0;
@@ -547,7 +548,7 @@ static int cmd_order(int argc, char **argv)
 		goto out;
 	}
 	char bid[41];
-	file_build_id(e, bid);
+	et_tool_build_id(e, bid);
 	const struct et_prof_obj *o = et_profile_find(&p, bid);
 	if (!o) {
 		et_tool_err("%s: the profile has no samples for this file (build-id %s)", objpath,

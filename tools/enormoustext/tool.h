@@ -15,6 +15,7 @@
  * Exit statuses, for every subcommand: 0 done; 1 an input was bad (a PID, a
  * file, a write that failed) — one line on stderr names it and says what is
  * wrong; 2 a usage error (unknown option, missing or malformed argument).
+ * `collapse` also exits 1 when a range it asked for stayed small.
  */
 #ifndef ET_TOOL_H
 #define ET_TOOL_H
@@ -62,6 +63,7 @@ int et_cmd_perfmap(int argc, char **argv);
 int et_cmd_prime(int argc, char **argv);
 int et_cmd_record(int argc, char **argv);
 int et_cmd_profile(int argc, char **argv);
+int et_cmd_collapse(int argc, char **argv);
 
 /* ------------------------------------------------------------- JSON */
 
@@ -121,6 +123,10 @@ char *et_tool_preload(const char *lib_opt);
  * line naming it), their sum written to out by core/profile.c's merge.
  * ET_EXIT_OK, or ET_EXIT_BAD after one line saying why (out untouched). */
 int et_tool_profile_merge(const char *out, char *const *files, size_t n);
+/* The GNU build-id of an ELF file opened with libelf, in lower-case hex as
+ * profiles key objects ("" when it has none); profile.c. */
+struct Elf;
+void et_tool_build_id(struct Elf *e, char out[41]);
 
 /* ------------------------------------------------------------- check */
 
