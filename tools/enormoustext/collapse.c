@@ -30,7 +30,9 @@
  * --watch SECONDS repeats until every target has exited (its pidfd becomes
  * readable) or SIGINT/SIGTERM, asking for mappings that are new since the
  * last round (a JIT that keeps growing) and again for windows that failed
- * for want of a huge page; it prints only what changed.
+ * for want of a huge page or, in anonymous memory, because nothing was
+ * there yet (EINVAL: a JIT grows into what it reserved); it prints only
+ * what changed.
  *
  * Owns: `collapse`.
  * May call: core (smaps, profile, plan's et_plan_hot, json), common.c,
@@ -153,8 +155,9 @@ static void help(FILE *f)
 	        "  -n, --dry-run     say what would be asked; change nothing\n"
 	        "  --watch SECONDS   repeat every SECONDS until the processes exit (or SIGINT),\n"
 	        "                    asking for mappings that are new (a JIT that grows) and\n"
-	        "                    again for windows that found no free huge page; only\n"
-	        "                    changes are printed\n"
+	        "                    again for windows that found no free huge page or, in\n"
+	        "                    anonymous memory, nothing yet (code a JIT writes later);\n"
+	        "                    only changes are printed\n"
 	        "  --json            JSON: pmd_size, dry_run, jit, profile, and per process pid,\n"
 	        "                    command, asked_bytes, huge_before, huge_after, error and\n"
 	        "                    ranges (start, end, kind, what, windows, asked_bytes,\n"
@@ -247,7 +250,8 @@ static const char *why_small(const struct copts *o, const struct cproc *p, const
 			       "CONFIG_READ_ONLY_THP_FOR_FS); where the page cache holds a window as one huge "
 			       "folio it is mapped huge when first executed: `enormoustext prime FILE` before "
 			       "the program starts gives zero-copy huge text";
-		return "EINVAL: the mapping refuses huge pages (MADV_NOHUGEPAGE)";
+		return "EINVAL: nothing there yet (a part never touched: the kernel collapses only "
+		       "pages that exist), or the mapping refuses huge pages (MADV_NOHUGEPAGE)";
 	case 0:
 		return "the kernel said it collapsed, but smaps shows it small";
 	default:
@@ -565,7 +569,9 @@ static void collapse_range(struct cproc *p, struct crange *r, const struct copts
 				fatal_line(p, e);
 			p->fatal = e;
 		}
-		if (e == EAGAIN || e == ENOMEM || e == EBUSY)
+		/* EINVAL in anonymous memory: mostly a part never touched yet (a
+		 * JIT's code cache grows into what it reserved) */
+		if (e == EAGAIN || e == ENOMEM || e == EBUSY || (e == EINVAL && r->kind == K_ANON))
 			r->retry = true;
 	}
 }
