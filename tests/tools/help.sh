@@ -1,5 +1,6 @@
 #!/bin/bash
-# tool_help — `--help`, `-h` and `help CMD` agree for every subcommand; every
+# tool_help — `--help`, `-h` and `help CMD` agree for every subcommand; the
+# top-level help names every `profile` subcommand; every
 # option a help names is known to the subcommand and described in the man
 # page; `run --help` offers every variable of the library's option table and
 # the library it would really use; `check --help` gives this system's PMD
@@ -10,6 +11,14 @@
 t top -- "$TOOL" --help
 expect_rc 0 "--help"; expect_no_err "--help"
 for c in run stat check status setup collapse; do expect_out "^  $c " "--help lists $c"; done
+# every `profile` subcommand its help gives is on the top-level help's line
+t profile.help -- "$TOOL" profile --help
+expect_rc 0 "profile --help"
+subs=$(sed -n 's/^\(usage:\)\{0,1\} *enormoustext profile \([a-z]*\).*/\2/p' "$OUT" | sort -u)
+[ -n "$subs" ] || fail "profile --help gives no subcommand"
+for s in $subs; do
+	grep -qE "^  profile .*\<$s\>" "$W/1.top.out" || fail "the top-level --help does not list 'profile $s'"
+done
 t version -- "$TOOL" --version
 expect_rc 0; expect_out '^enormoustext [0-9]+\.[0-9]+\.[0-9]+$'
 t none -- "$TOOL"

@@ -17,13 +17,13 @@ bigdso big.so
 cp "$W/big.so" "$W/a.so"
 t check -- "$TOOL" prime --check "$W/a.so"
 expect_rc 0; expect_no_err
-expect_out "^$W/a.so: 0 of 3 window\(s\) of 2M huge in the page cache\$"
+expect_out "^$W/a.so: 0 of 3 windows of 2M huge in the page cache\$"
 expect_out "^  3 cached in small pages\$"
 t check2 -- "$TOOL" prime --check "$W/a.so"
 expect_out "^  3 cached in small pages\$" "--check changed the page cache"
 t prime -- "$TOOL" prime "$W/a.so"
 expect_rc 0; expect_no_err
-expect_out "^$W/a.so: 3 of 3 window\(s\) of 2M huge in the page cache \(3 primed now, 0 already\)\$"
+expect_out "^$W/a.so: 3 of 3 windows of 2M huge in the page cache \(3 primed now, 0 already\)\$"
 t after -- "$TOOL" prime --check --json "$W/a.so"
 expect_rc 0; json "$OUT"
 [ "$(jneed "$OUT.flat" '.files[0].huge')" = 3 ] || fail "--check after prime: not 3 huge windows"
@@ -73,7 +73,7 @@ cp "$W/big.so" "$W/e.so" && chmod 644 "$W/e.so" && chmod 755 "$W"
 t nobody -- "$TT_BIN/tt_asuser" nobody "$TOOL" prime "$W/e.so"
 [ "$RC" -ne 77 ] || skip "tt_asuser cannot switch users here: $(cat "$ERR")"
 expect_rc 0 "prime as nobody"
-expect_out "^$W/e.so: 3 of 3 window\(s\) of 2M huge in the page cache \(3 primed now, 0 already\)\$"
+expect_out "^$W/e.so: 3 of 3 windows of 2M huge in the page cache \(3 primed now, 0 already\)\$"
 # not congruent: lld's own layout of the same code
 if "$TT_CC" -fuse-ld=lld -x c /dev/null -shared -o "$W/probe.so" 2>/dev/null; then
 	bigdso nc.so -fuse-ld=lld

@@ -11,7 +11,7 @@ printf 'enormoustext-profile 1\ngranule 4096\nobject aa /bin/a\n200000 10\n40000
 printf 'enormoustext-profile 1\ngranule 4096\nobject aa /bin/a\n200000 40\nobject cc /lib/c.so\n3000 1\n' >"$W/b.prof"
 t show -- "$TOOL" profile show "$W/a.prof"
 expect_rc 0; expect_no_err
-expect_out "^$W/a.prof: 2 object\\(s\\), granule 4096, windows of 2M\$"
+expect_out "^$W/a.prof: 2 objects, granule 4096, windows of 2M\$"
 expect_out "^/bin/a  build-id aa  60 samples\$"
 # hottest first: the window at 0x400000 (50 of 60), then 0x200000
 [ "$(grep -A2 '^/bin/a ' "$OUT" | sed -n 2p)" = "  window 0x400000               50 samples   83.3%  cumulative  83.3%" ] ||
@@ -87,7 +87,8 @@ t merge -- "$TOOL" profile merge -o "$W/m.prof" "$W/a.prof" "$W/b.prof"
 expect_rc 0; expect_no_err
 t showm -- "$TOOL" profile show "$W/m.prof"
 expect_out "^/bin/a  build-id aa  100 samples\$"
-expect_out "^/lib/c.so  build-id cc  1 samples\$"
+expect_out "^/lib/c.so  build-id cc  1 sample\$" "one sample: singular"
+expect_out "^  window 0x[0-9a-f]+ +1 sample +100\.0%" "a window of one sample: singular"
 expect_out "^  window 0x200000               50 samples"
 # an object with no counts (loaded, never run) stays in the merge, and
 # counts found for it in another profile are kept
@@ -99,6 +100,12 @@ grep -qx 'object dd /lib/idle.so' "$W/mi.prof" || fail "merge dropped an object 
 [ "$(grep -c '^object ' "$W/mi.prof")" -eq 3 ] || fail "merge: expected 3 objects: $(tr '\n' '|' <"$W/mi.prof")"
 t showidle -- "$TOOL" profile show "$W/mi.prof"
 expect_out "^/lib/idle.so  build-id dd  0 samples\$"
+# one object: singular
+printf 'enormoustext-profile 1\ngranule 64\nobject ee /bin/one\n400000 1\n' >"$W/one.prof"
+t showone -- "$TOOL" profile show "$W/one.prof"
+expect_rc 0
+expect_out "^$W/one.prof: 1 object, granule 64, windows of " "one object: singular"
+expect_out "^/bin/one  build-id ee  1 sample\$" "one sample: singular"
 # bad input
 printf 'enormoustext-profile 1\ngranule 8192\nobject aa /bin/a\n2000 1\n' >"$W/g.prof"
 t granule -- "$TOOL" profile merge -o "$W/x.prof" "$W/a.prof" "$W/g.prof"

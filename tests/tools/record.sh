@@ -1,6 +1,9 @@
 #!/bin/bash
 # tool_record — a program that spends its time in one function: the profile
-# names the program by its build-id, and most samples fall in that function.
+# names the program by its build-id, and most samples fall in that function;
+# a COMMAND that cannot start (127, 126) leaves an existing profile as it was
+# and says nothing was written; an output that cannot be written is refused
+# before COMMAND runs.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$W/spin.c" <<'C'
@@ -23,13 +26,32 @@ int main(void)
 }
 C
 "$TT_CC" -O1 -g -Wl,--build-id "$W/spin.c" -o "$W/spin" || fail "cannot build the spinning program"
+# A COMMAND that cannot be started writes nothing: an existing profile stays
+# byte for byte, no "written" line, the status a shell gives (127, 126).
+printf 'enormoustext-profile 1\ngranule 64\nobject ab /bin/keep\n400000 7\n' >"$W/good.prof"
+cp "$W/good.prof" "$W/good.ref"
+t notfound -- "$TOOL" record -o "$W/good.prof" -- "$W/no-such-program"
+expect_rc 127 "a command that does not exist"
+cmp -s "$W/good.prof" "$W/good.ref" || fail "a command that does not exist: the existing profile was changed"
+grep -q 'written' "$ERR" && fail "a command that does not exist: record says a profile was written"
+grep -q "no-such-program" "$ERR" || fail "a command that does not exist: not named"
+for f in "$W"/good.prof?*; do [ -e "$f" ] && fail "a temporary was left beside the profile: $f"; done
+printf '#!/bin/sh\n' >"$W/noexec"; chmod 644 "$W/noexec"
+t noexec -- "$TOOL" record -o "$W/good.prof" -- "$W/noexec"
+expect_rc 126 "a command that cannot be executed"
+cmp -s "$W/good.prof" "$W/good.ref" || fail "a command that cannot be executed: the existing profile was changed"
+grep -q 'written' "$ERR" && fail "a command that cannot be executed: record says a profile was written"
+# An output that cannot be written is refused before COMMAND runs.
+t baddir1 -- "$TOOL" record -o "$W/no/such/dir/x.prof" -- touch "$W/ran"
+expect_bad 1 "an output in a directory that does not exist" "$W/no/such/dir/x.prof: "
+[ -e "$W/ran" ] && fail "an output that cannot be written: COMMAND ran anyway"
 t rec -- "$TOOL" record -o "$W/spin.prof" -- "$W/spin"
 if [ "$RC" -ne 0 ] && grep -q 'perf_event_open' "$ERR"; then
 	skip "this machine refuses perf_event_open here: $(head -1 "$ERR")"
 fi
 expect_rc 0 "record"
 # (the program calls time(): samples in the vdso belong to no file)
-read -r total outside < <(sed -n 's/^enormoustext record: \([0-9]*\) samples (\([0-9]*\) outside any file) written to .*/\1 \2/p' "$ERR")
+read -r total outside < <(sed -n 's/^enormoustext record: \([0-9]*\) samples\{0,1\} (\([0-9]*\) outside any file) written to .*/\1 \2/p' "$ERR")
 [ -n "$total" ] || fail "record's last line: $(tail -1 "$ERR")"
 [ "$total" -ge 200 ] || fail "only $total samples in a second of spinning"
 [ $((outside * 50)) -le "$total" ] || fail "$outside of $total samples outside any file (more than 2%)"

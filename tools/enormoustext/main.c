@@ -43,7 +43,7 @@ static const struct {
 	{ "perfmap", et_cmd_perfmap, "write /tmp/perf-PID.map naming the functions in moved text" },
 	{ "prime", et_cmd_prime, "bring text into the page cache as huge folios (zero-copy huge text)" },
 	{ "record", et_cmd_record, "run a program and write a profile of where its threads execute" },
-	{ "profile", et_cmd_profile, "show a profile (hottest windows, heat map) or merge profiles" },
+	{ "profile", et_cmd_profile, "show|merge|order: hot windows, summed profiles, a link order" },
 	{ "collapse", et_cmd_collapse, "put running processes' text or JIT code on huge pages, from outside" },
 };
 

@@ -41,13 +41,14 @@ void et_tool_out_error(const char *name, const struct et_out *o, int err)
 		et_tool_err("%s: %s", name, strerror(err < 0 ? -err : err));
 }
 
-FILE *et_tool_out_open(struct et_tool_out *t, const char *path)
+FILE *et_tool_out_try(struct et_tool_out *t, const char *path)
 {
 	t->name = path;
 	t->f = NULL;
 	int e = et_out_open(&t->o, path, 0);
 	if (e) {
-		et_tool_out_error(path, &t->o, e);
+		if (!t->o.skipped)
+			et_tool_out_error(path, &t->o, e);
 		return NULL;
 	}
 	static const cookie_io_functions_t io = { .write = out_cookie_write };
@@ -57,6 +58,14 @@ FILE *et_tool_out_open(struct et_tool_out *t, const char *path)
 		et_out_abort(&t->o);
 	}
 	return t->f;
+}
+
+FILE *et_tool_out_open(struct et_tool_out *t, const char *path)
+{
+	FILE *f = et_tool_out_try(t, path);
+	if (!f && t->o.skipped)
+		et_tool_out_error(path, &t->o, -ENXIO);
+	return f;
 }
 
 int et_tool_out_close(struct et_tool_out *t)

@@ -215,8 +215,9 @@ int et_cmd_perfmap(int argc, char **argv)
 		if (moved == 0)
 			printf("process %llu has no moved text: nothing written\n", (unsigned long long)pid);
 		else
-			printf("%s: %zu functions in the moved text of %zu object%s (%llu bytes)\n", out_path,
-			       functions, objects, objects == 1 ? "" : "s", (unsigned long long)moved);
+			printf("%s: %zu function%s in the moved text of %zu object%s (%llu byte%s)\n", out_path,
+			       functions, et_tool_s(functions), objects, et_tool_s(objects),
+			       (unsigned long long)moved, et_tool_s(moved));
 	}
 	return status;
 }

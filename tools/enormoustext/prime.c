@@ -386,8 +386,9 @@ static void print_text(const struct file_result *r, bool check, uint64_t H)
 	char hb[16];
 	et_tool_size(hb, sizeof hb, H);
 	uint64_t huge = r->n[W_HUGE_BEFORE] + r->n[W_PRIMED];
-	printf("%s: %llu of %llu window(s) of %s huge in the page cache", r->path,
-	       (unsigned long long)(r->congruent ? huge : 0), (unsigned long long)r->windows, hb);
+	printf("%s: %llu of %llu window%s of %s huge in the page cache", r->path,
+	       (unsigned long long)(r->congruent ? huge : 0), (unsigned long long)r->windows,
+	       et_tool_s(r->windows), hb);
 	if (!check && r->congruent)
 		printf(" (%llu primed now, %llu already)", (unsigned long long)r->n[W_PRIMED],
 		       (unsigned long long)r->n[W_HUGE_BEFORE]);

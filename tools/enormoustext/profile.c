@@ -143,7 +143,7 @@ static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
 			else if (*c == '&') fputs("&amp;", f);
 			else fputc(*c, f);
 		}
-		fprintf(f, " (%llu samples)</text>\n", (unsigned long long)o->total);
+		fprintf(f, " (%llu sample%s)</text>\n", (unsigned long long)o->total, et_tool_s(o->total));
 		struct win *ws;
 		size_t n = windows_of(p, o, W, &ws);
 		uint64_t max = 1, lo = n ? ws[0].start : 0;
@@ -156,9 +156,9 @@ static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
 				break;
 			int shade = heat_shade(ws[k].samples, max);
 			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"20\" fill=\"rgb(255,%d,%d)\" "
-			           "stroke=\"#ccc\"><title>0x%llx: %llu samples</title></rect>\n",
+			           "stroke=\"#ccc\"><title>0x%llx: %llu sample%s</title></rect>\n",
 			        left + (int)c * cell, y + 16, cell, shade, shade, (unsigned long long)ws[k].start,
-			        (unsigned long long)ws[k].samples);
+			        (unsigned long long)ws[k].samples, et_tool_s(ws[k].samples));
 		}
 		free(ws);
 	}
@@ -212,8 +212,8 @@ static void png_row(struct png_row *r, const struct et_profile *p, const struct 
 		return;
 	}
 	const struct win *hot = &r->ws[r->hot];
-	snprintf(r->name, sizeof r->name, "%s%s: %llu samples, the hottest window 0x%llx has %.1f%%", cut, path,
-	         (unsigned long long)o->total, (unsigned long long)hot->start,
+	snprintf(r->name, sizeof r->name, "%s%s: %llu sample%s, the hottest window 0x%llx has %.1f%%", cut, path,
+	         (unsigned long long)o->total, et_tool_s(o->total), (unsigned long long)hot->start,
 	         100.0 * (double)hot->samples / (double)o->total);
 	r->lo = r->ws[0].start;
 	r->span = (r->ws[r->n - 1].start - r->lo) / W + 1;
@@ -346,12 +346,12 @@ static int cmd_show(int argc, char **argv)
 		return ET_EXIT_BAD;
 	char ws[16];
 	et_tool_size(ws, sizeof ws, W);
-	printf("%s: %zu object(s), granule %llu, windows of %s\n", argv[optind], p.nobjs,
-	       (unsigned long long)p.granule, ws);
+	printf("%s: %zu object%s, granule %llu, windows of %s\n", argv[optind], p.nobjs,
+	       et_tool_s(p.nobjs), (unsigned long long)p.granule, ws);
 	for (size_t i = 0; i < p.nobjs; i++) {
 		const struct et_prof_obj *o = &p.objs[i];
-		printf("%s  build-id %s  %llu samples\n", et_profile_path(&p, o), o->build_id,
-		       (unsigned long long)o->total);
+		printf("%s  build-id %s  %llu sample%s\n", et_profile_path(&p, o), o->build_id,
+		       (unsigned long long)o->total, et_tool_s(o->total));
 		struct win *w;
 		size_t n = windows_of(&p, o, W, &w);
 		if (n)
@@ -359,8 +359,9 @@ static int cmd_show(int argc, char **argv)
 		uint64_t cum = 0;
 		for (size_t k = 0; k < n; k++) {
 			cum += w[k].samples;
-			printf("  window 0x%-12llx %10llu samples  %5.1f%%  cumulative %5.1f%%\n",
+			printf("  window 0x%-12llx %10llu %-7s  %5.1f%%  cumulative %5.1f%%\n",
 			       (unsigned long long)w[k].start, (unsigned long long)w[k].samples,
+			       w[k].samples == 1 ? "sample" : "samples",
 			       o->total ? 100.0 * (double)w[k].samples / (double)o->total : 0.0,
 			       o->total ? 100.0 * (double)cum / (double)o->total : 0.0);
 		}
@@ -389,9 +390,16 @@ static int cmd_show(int argc, char **argv)
 
 int et_tool_profile_merge(const char *out, char *const *files, size_t nfiles)
 {
+	return et_tool_profile_merge_to(NULL, out, files, nfiles);
+}
+
+int et_tool_profile_merge_to(struct et_tool_out *opened, const char *out, char *const *files, size_t nfiles)
+{
 	struct et_profile *ps = calloc(nfiles ? nfiles : 1, sizeof *ps);
 	if (!ps) {
 		et_tool_err("out of memory");
+		if (opened)
+			et_tool_out_abort(opened);
 		return ET_EXIT_BAD;
 	}
 	int rc = ET_EXIT_BAD;
@@ -406,13 +414,14 @@ int et_tool_profile_merge(const char *out, char *const *files, size_t nfiles)
 			goto done;
 		}
 	}
-	struct et_tool_out *t = malloc(sizeof *t);
-	FILE *f = t ? et_tool_out_open(t, out) : NULL;
+	bool mine = !opened;    /* t is freed here (the caller's is the caller's) */
+	struct et_tool_out *t = opened ? opened : malloc(sizeof *t);
+	FILE *f = opened ? opened->f : t ? et_tool_out_open(t, out) : NULL;
+	opened = NULL;          /* closed or aborted from here on */
 	if (!f) {
 		if (!t)
 			et_tool_err("out of memory");
-		free(t);
-		goto done;
+		goto done_out;
 	}
 	char comment[64];
 	snprintf(comment, sizeof comment, "merged from %zu profile(s)", nfiles);
@@ -425,8 +434,12 @@ int et_tool_profile_merge(const char *out, char *const *files, size_t nfiles)
 	} else if (et_tool_out_close(t) == 0) {
 		rc = ET_EXIT_OK;
 	}
-	free(t);
+done_out:
+	if (mine)
+		free(t);
 done:
+	if (opened)
+		et_tool_out_abort(opened);
 	for (size_t i = 0; i < n; i++)
 		et_profile_free(&ps[i]);
 	free(ps);

@@ -386,10 +386,13 @@ static int by_file_granule(const void *a, const void *b)
 	return x->granule < y->granule ? -1 : x->granule > y->granule;
 }
 
-static int write_profile(const char *out)
+/* Into out, or into t when it was opened before COMMAND ran (et_tool_out_try;
+ * closed here, and freed). */
+static int write_profile(struct et_tool_out *t, const char *out)
 {
-	struct et_tool_out *t = malloc(sizeof *t);
-	FILE *f = t ? et_tool_out_open(t, out) : NULL;
+	if (!t)
+		t = malloc(sizeof *t);
+	FILE *f = !t ? NULL : t->f ? t->f : et_tool_out_open(t, out);
 	if (!f) {
 		if (!t)
 			et_tool_err("out of memory");
@@ -509,10 +512,11 @@ static int import_perf_script(const char *in, const char *out)
 		return ET_EXIT_BAD;
 	}
 	(void)lineno;
-	if (write_profile(out) != 0)
+	if (write_profile(NULL, out) != 0)
 		return ET_EXIT_BAD;
-	fprintf(stderr, "enormoustext record: %llu samples (%llu outside any file) from %s written to %s\n",
-	        (unsigned long long)samples_total, (unsigned long long)samples_unknown, in, out);
+	fprintf(stderr, "enormoustext record: %llu sample%s (%llu outside any file) from %s written to %s\n",
+	        (unsigned long long)samples_total, et_tool_s(samples_total),
+	        (unsigned long long)samples_unknown, in, out);
 	return ET_EXIT_OK;
 }
 
@@ -534,6 +538,28 @@ static int perf_refused(void)
 	return e == EACCES || e == EPERM || e == ENOSYS || e == EOPNOTSUPP ? e : 0;
 }
 
+/* The output opened before COMMAND ran, dropped: what is at its path stays
+ * as it was (t may be NULL, or not open: a FIFO that had no reader). */
+static void out_drop(struct et_tool_out *t)
+{
+	if (t && t->f)
+		et_tool_out_abort(t);
+	free(t);
+}
+
+/* In the child, after execvp failed: say why, tell the parent (through the
+ * close-on-exec pipe fd: nothing is written there), exit 127 or 126 as a
+ * shell does. */
+static void exec_failed(const char *cmd, int fd) __attribute__((noreturn));
+static void exec_failed(const char *cmd, int fd)
+{
+	int e = errno;
+	fprintf(stderr, "enormoustext record: %s: %s\n", cmd, strerror(e));
+	ssize_t w = write(fd, &e, sizeof e);
+	(void)w;                /* the exit status says it too */
+	_exit(e == ENOENT ? 127 : 126);
+}
+
 /* A profile a process wrote (not one it was still writing: NAME.tmp). */
 static bool is_profile(const char *path)
 {
@@ -551,12 +577,13 @@ static int by_name(const void *a, const void *b)
  * is refused) and moving nothing (ENORMOUSTEXT=0, unless set); each process
  * that runs the library writes its own profile into a private directory,
  * and the profiles are merged into out. */
-static int record_with_library(char **cmd, const char *out, int why)
+static int record_with_library(char **cmd, const char *out, int why, struct et_tool_out *t)
 {
 	char *preload = et_tool_preload(NULL);
 	if (!preload) {
 		et_tool_err("perf_event_open: %s, and the library's own sampling needs the library: "
 		            "nothing recorded", strerror(why));
+		out_drop(t);
 		return ET_EXIT_BAD;
 	}
 	/* (a % in the directory would be the library's to expand) */
@@ -568,6 +595,7 @@ static int record_with_library(char **cmd, const char *out, int why)
 	if (!mkdtemp(dir)) {
 		et_tool_err("%s: %s", dir, strerror(errno));
 		free(preload);
+		out_drop(t);
 		return ET_EXIT_BAD;
 	}
 	char rec[PATH_MAX + 16];
@@ -579,27 +607,38 @@ static int record_with_library(char **cmd, const char *out, int why)
 	/* our own signals go to the command; its status is ours */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
-	pid_t child = fork();
+	int ex[2] = { -1, -1 };
+	pid_t child = pipe2(ex, O_CLOEXEC) == 0 ? fork() : -1;
 	if (child < 0) {
-		et_tool_err("fork: %s", strerror(errno));
+		et_tool_err("%s: %s", ex[0] < 0 ? "pipe" : "fork", strerror(errno));
+		if (ex[0] >= 0) {
+			close(ex[0]);
+			close(ex[1]);
+		}
 		free(preload);
 		rmdir(dir);
+		out_drop(t);
 		return ET_EXIT_BAD;
 	}
 	if (child == 0) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		close(ex[0]);
 		if (setenv("LD_PRELOAD", preload, 1) != 0 || setenv("ENORMOUSTEXT_RECORD", rec, 1) != 0 ||
 		    setenv("ENORMOUSTEXT", "0", 0) != 0)
 			_exit(126);
 		execvp(cmd[0], cmd);
-		fprintf(stderr, "enormoustext record: %s: %s\n", cmd[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		exec_failed(cmd[0], ex[1]);
 	}
+	close(ex[1]);
 	free(preload);
 	int st = 0;
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 		;
+	int exec_err = 0;
+	if (read(ex[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err)
+		exec_err = 0;
+	close(ex[0]);
 	/* the profiles the processes wrote */
 	char **profs = NULL;
 	size_t nf = 0;
@@ -632,13 +671,15 @@ static int record_with_library(char **cmd, const char *out, int why)
 		if (WIFSIGNALED(st))
 			et_tool_err("%s was killed by signal %d before it could write its profile "
 			            "(the library writes at exit): nothing recorded", cmd[0], WTERMSIG(st));
-		else if (cmd_rc == 126 || cmd_rc == 127)
-			et_tool_err("%s did not run: nothing recorded", cmd[0]);
+		else if (exec_err)
+			;              /* it said why: nothing to add */
 		else
 			et_tool_err("no process of %s wrote a profile (a static program cannot load the "
 			            "library; one that leaves through _exit writes nothing): nothing recorded",
 			            cmd[0]);
 		rc = cmd_rc ? cmd_rc : ET_EXIT_BAD;
+		out_drop(t);
+		t = NULL;
 	} else {
 		/* `enormoustext profile merge -o OUT FILES...`'s work */
 		qsort(profs, nf, sizeof *profs, by_name);
@@ -651,14 +692,18 @@ static int record_with_library(char **cmd, const char *out, int why)
 		for (size_t i = 0; i < nf; i++)
 			if (is_profile(profs[i]))
 				list[k++] = profs[i];
-		if (et_tool_profile_merge(out, list, k) != ET_EXIT_OK) {
+		int m = et_tool_profile_merge_to(t && t->f ? t : NULL, out, list, k);
+		free(t);
+		t = NULL;
+		if (m != ET_EXIT_OK) {
 			rc = ET_EXIT_BAD;   /* the merge said why */
 			keep = true;
 			et_tool_err("the profiles of %s's processes are left in %s", cmd[0], dir);
 		}
 		free(list);
 		if (!rc)
-			fprintf(stderr, "enormoustext record: %zu process profile(s) merged into %s\n", ok, out);
+			fprintf(stderr, "enormoustext record: %zu process profile%s merged into %s\n", ok,
+			        et_tool_s(ok), out);
 	}
 	for (size_t i = 0; i < nf; i++) {
 		if (!keep)
@@ -715,30 +760,45 @@ int et_cmd_record(int argc, char **argv)
 		et_tool_err("libelf: %s", elf_errmsg(-1));
 		return ET_EXIT_BAD;
 	}
+	/* FILE is opened before COMMAND runs: one that cannot be written is
+	 * refused without running it (a FIFO with no reader yet: at the end) */
+	struct et_tool_out *t = malloc(sizeof *t);
+	if (!t) {
+		et_tool_err("out of memory");
+		return ET_EXIT_BAD;
+	}
+	if (!et_tool_out_try(t, out) && !t->o.skipped) {
+		free(t);
+		return ET_EXIT_BAD;
+	}
 	int why = perf_refused();
 	if (why)
-		return record_with_library(argv + optind, out, why);
-	/* the child waits for the events before it execs */
-	int go[2];
-	if (pipe2(go, O_CLOEXEC) != 0) {
+		return record_with_library(argv + optind, out, why, t);
+	/* the child waits for the events before it execs; if exec fails, it
+	 * says so through ex (close-on-exec: nothing comes when it ran) */
+	int go[2], ex[2];
+	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(ex, O_CLOEXEC) != 0) {
 		et_tool_err("pipe: %s", strerror(errno));
+		out_drop(t);
 		return ET_EXIT_BAD;
 	}
 	pid_t child = fork();
 	if (child < 0) {
 		et_tool_err("fork: %s", strerror(errno));
+		out_drop(t);
 		return ET_EXIT_BAD;
 	}
 	if (child == 0) {
 		char x;
 		close(go[1]);
+		close(ex[0]);
 		if (read(go[0], &x, 1) != 1)
 			_exit(127);
 		execvp(argv[optind], argv + optind);
-		fprintf(stderr, "enormoustext record: %s: %s\n", argv[optind], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		exec_failed(argv[optind], ex[1]);
 	}
 	close(go[0]);
+	close(ex[1]);
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	if (ncpu < 1)
 		ncpu = 1;
@@ -767,6 +827,7 @@ int et_cmd_record(int argc, char **argv)
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
 			free(rings);
+			out_drop(t);
 			return ET_EXIT_BAD;
 		}
 		size_t len = (size_t)(RING_PAGES + 1) * (size_t)pg;
@@ -776,6 +837,7 @@ int et_cmd_record(int argc, char **argv)
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
 			free(rings);
+			out_drop(t);
 			return ET_EXIT_BAD;
 		}
 		rings[nr++] = (struct ring){ (int)fd, m, (char *)m + pg, (uint64_t)RING_PAGES * (uint64_t)pg };
@@ -783,6 +845,7 @@ int et_cmd_record(int argc, char **argv)
 	if (!rings || write(go[1], "g", 1) != 1) {
 		et_tool_err("cannot start %s", argv[optind]);
 		free(rings);
+		out_drop(t);
 		return ET_EXIT_BAD;
 	}
 	close(go[1]);
@@ -808,14 +871,23 @@ int et_cmd_record(int argc, char **argv)
 		close(rings[i].fd);
 	}
 	free(rings);
-	int rc = write_profile(out) == 0 ? 0 : ET_EXIT_BAD;
+	/* COMMAND never ran (exec failed, it said why): nothing to write, what
+	 * is at out stays as it was */
+	int exec_err = 0;
+	if (read(ex[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err)
+		exec_err = 0;
+	close(ex[0]);
+	int rc = exec_err ? 0 : write_profile(t, out) == 0 ? 0 : ET_EXIT_BAD;
+	if (exec_err)
+		out_drop(t);
 	free(maps);
 	free(files);
 	free(counts);
 	free(slots);
-	if (rc == 0)
-		fprintf(stderr, "enormoustext record: %llu samples (%llu outside any file) written to %s\n",
-		        (unsigned long long)samples_total, (unsigned long long)samples_unknown, out);
+	if (rc == 0 && !exec_err)
+		fprintf(stderr, "enormoustext record: %llu sample%s (%llu outside any file) written to %s\n",
+		        (unsigned long long)samples_total, et_tool_s(samples_total),
+		        (unsigned long long)samples_unknown, out);
 	if (rc)
 		return rc;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

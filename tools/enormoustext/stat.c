@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum vclass { V_FILE, V_PSEUDO, V_ANON };
@@ -213,7 +214,8 @@ static void kinds_json(struct et_json *j, uint64_t anon, uint64_t file, uint64_t
 	et_json_obj_end(j);
 }
 
-static void print_json(struct et_json *j, const struct sproc *p)
+/* With --summary, what its line says: the process's figures, no objects. */
+static void print_json(struct et_json *j, const struct sproc *p, bool summary)
 {
 	static const char *cls_name[] = { "file", "pseudo", "anonymous" };
 	et_json_obj(j, NULL);
@@ -222,6 +224,10 @@ static void print_json(struct et_json *j, const struct sproc *p)
 	et_json_u64(j, "text_bytes", p->text);
 	et_json_u64(j, "huge_bytes", proc_huge(p));
 	kinds_json(j, p->anon, p->file, p->shmem, p->hugetlb);
+	if (summary) {
+		et_json_obj_end(j);
+		return;
+	}
 	et_json_arr(j, "objects");
 	for (size_t i = 0; i < p->nobjs; i++) {
 		const struct sobj *x = &p->objs[i];
@@ -266,13 +272,47 @@ static void proc_free(struct sproc *p)
 	p->objs = NULL;
 }
 
+/* Whether this process has CAP_SYS_PTRACE in its effective set (what lets
+ * root read another user's smaps), from /proc/self/status. */
+static bool have_cap_sys_ptrace(void)
+{
+	char line[256];
+	bool cap = false;
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long long eff;
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			cap = (eff >> 19) & 1;          /* CAP_SYS_PTRACE */
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return cap;
+}
+
+/* Why smaps could not be read, after "permission denied": a user is told
+ * to be root or the owner; root is told what refused it, since being root
+ * was not enough. */
+static const char *denied_why(void)
+{
+	if (geteuid() != 0)
+		return "the process belongs to another user: run as root or as its owner";
+	if (!have_cap_sys_ptrace())
+		return "root without CAP_SYS_PTRACE, as in a container, reads only its own user's "
+		       "processes: run with CAP_SYS_PTRACE or as the process's owner";
+	return "refused even to root with CAP_SYS_PTRACE: the kernel's ptrace access check "
+	       "(a security module such as SELinux or AppArmor, Yama's kernel.yama.ptrace_scope) "
+	       "or hidepid= on the proc mount";
+}
+
 static void report_error(const char *proc, long pid, int err)
 {
 	if (err == -ENOENT)
 		et_tool_err("PID %ld: no such process", pid);
 	else if (err == -EACCES || err == -EPERM)
-		et_tool_err("PID %ld: permission denied reading %s/%ld/smaps (the process belongs to "
-		            "another user: run as root or as its owner)", pid, proc, pid);
+		et_tool_err("PID %ld: permission denied reading %s/%ld/smaps (%s)", pid, proc, pid,
+		            denied_why());
 	else if (err == -ENOMEM)
 		et_tool_err("PID %ld: out of memory", pid);
 	else
@@ -332,6 +372,18 @@ static long *list_pids(const char *proc, size_t *n)
 	return v;
 }
 
+/* The proc directory, checked before any PID: without it, every PID would
+ * be "no such process".  false after one line naming it. */
+static bool proc_dir_ok(const char *proc)
+{
+	struct stat st;
+	int e = stat(proc, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+	if (e)
+		et_tool_err("%s: %s (--proc)", proc, e == ENOENT ? "no such directory" :
+		            e == ENOTDIR ? "not a directory" : strerror(e));
+	return !e;
+}
+
 static void help(FILE *f)
 {
 	fprintf(f,
@@ -353,7 +405,9 @@ static void help(FILE *f)
 	        "                with pid, command, text_bytes, huge_bytes, huge_by_kind and\n"
 	        "                objects (path, kind, text_bytes, huge_bytes, huge_by_kind,\n"
 	        "                copied_text_bytes, mappings); sizes in bytes\n"
-	        "  -s, --summary one line per process (text output only)\n"
+	        "  -s, --summary one line per process; with --json, each process without\n"
+	        "                its objects (pid, command, text_bytes, huge_bytes,\n"
+	        "                huge_by_kind)\n"
 	        "  -a, --all     every process that can be read (not this one; processes\n"
 	        "                without text, such as kernel threads, are left out; those that\n"
 	        "                cannot be read are counted in one line on stderr)\n"
@@ -395,6 +449,8 @@ int et_cmd_stat(int argc, char **argv)
 	long *pids = NULL;
 	size_t n = 0;
 	if (o.all) {
+		if (!proc_dir_ok(o.proc))
+			return ET_EXIT_BAD;
 		pids = list_pids(o.proc, &n);
 		if (!pids) {
 			et_tool_err("cannot list %s: %s", o.proc, strerror(errno));
@@ -411,6 +467,10 @@ int et_cmd_stat(int argc, char **argv)
 				free(pids);
 				return et_tool_usage("'%s' is not a process id", argv[optind + i]);
 			}
+		if (!proc_dir_ok(o.proc)) {
+			free(pids);
+			return ET_EXIT_BAD;
+		}
 	}
 
 	bool list = o.all || n > 1, first = true;
@@ -446,7 +506,7 @@ int et_cmd_stat(int argc, char **argv)
 			continue;
 		}
 		if (o.json)
-			print_json(&j, &p);
+			print_json(&j, &p, o.summary);
 		else
 			print_text(&p, &o, first);
 		first = false;
@@ -461,8 +521,8 @@ int et_cmd_stat(int argc, char **argv)
 	}
 	fflush(stdout);
 	if (denied)
-		et_tool_err("%zu process%s not shown: permission denied (run as root to see them)", denied,
-		            denied == 1 ? "" : "es");
+		et_tool_err("%zu process%s not shown: permission denied (%s)", denied,
+		            et_tool_plural(denied, "es"), geteuid() ? "run as root to see them" : denied_why());
 	free(pids);
 	return rc;
 }

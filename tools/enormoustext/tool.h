@@ -77,6 +77,14 @@ void et_tool_sink_file(struct et_sink *s, FILE *f);
 
 /* ------------------------------------------------------------ formats */
 
+/* "s" for a count other than 1, for "%llu sample%s" (also "es" words:
+ * et_tool_plural(n, "es")). */
+static inline const char *et_tool_plural(uint64_t n, const char *s)
+{
+	return n == 1 ? "" : s;
+}
+#define et_tool_s(n) et_tool_plural((uint64_t)(n), "s")
+
 /* Human-readable size: "0", "512B", "8K", "6.0M", "1.5G" (binary units). */
 const char *et_tool_size(char *buf, size_t cap, uint64_t bytes);
 /* Trim trailing whitespace (newlines of sysfs files) in place. */
@@ -101,6 +109,10 @@ struct et_tool_out {
 };
 /* A stream into path, or NULL after one line naming path and why. */
 FILE *et_tool_out_open(struct et_tool_out *t, const char *path);
+/* The same, except that a FIFO with no reader returns NULL with nothing
+ * said (t->o.skipped set): a caller that opens early (record, before its
+ * COMMAND runs) opens it again when it has something to write. */
+FILE *et_tool_out_try(struct et_tool_out *t, const char *path);
 /* Flush and put the file in place: 0, or -1 after one line naming it. */
 int et_tool_out_close(struct et_tool_out *t);
 /* Drop what was written: what is at the path stays as it was. */
@@ -123,6 +135,9 @@ char *et_tool_preload(const char *lib_opt);
  * line naming it), their sum written to out by core/profile.c's merge.
  * ET_EXIT_OK, or ET_EXIT_BAD after one line saying why (out untouched). */
 int et_tool_profile_merge(const char *out, char *const *files, size_t n);
+/* The same into t when it is already open (et_tool_out_open/_try: closed
+ * or aborted here), else into out opened here. */
+int et_tool_profile_merge_to(struct et_tool_out *t, const char *out, char *const *files, size_t n);
 /* The GNU build-id of an ELF file opened with libelf, in lower-case hex as
  * profiles key objects ("" when it has none); profile.c. */
 struct Elf;
