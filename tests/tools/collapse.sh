@@ -26,21 +26,13 @@ expect_rc 0; json "$OUT"
 # prefix, e.g. tt_asuser, which execs it); its pid in $JPID, its code in
 # [$CLO, $CHI) (hexadecimal, no 0x).
 start_jit() {
-	local name=$1 i
+	local name=$1
 	shift
-	"$@" "$JIT" --wait </dev/null >"$W/$name.jit.out" 2>"$W/$name.jit.err" &
-	JPID=$!
-	PIDS+=("$JPID")
-	for i in $(seq 1 400); do
-		grep -q '^ready ' "$W/$name.jit.out" 2>/dev/null && break
-		kill -0 "$JPID" 2>/dev/null || break
-		sleep 0.025
-	done
-	grep -q "^ready $JPID\$" "$W/$name.jit.out" ||
-		fail "tt_jit ($name) did not start as pid $JPID: $(cat "$W/$name.jit.out" "$W/$name.jit.err")"
-	read -r CLO CHI < <(awk '$1 == "code" { sub(/^0x/, "", $2); sub(/^0x/, "", $3); print $2, $3; exit }' "$W/$name.jit.out")
+	start_hold "$name" "$@" -- "$JIT"
+	JPID=$HPID
+	read -r CLO CHI < <(awk '$1 == "code" { sub(/^0x/, "", $2); sub(/^0x/, "", $3); print $2, $3; exit }' "$W/$name.hold.out")
 	[ -n "$CLO" ] || fail "tt_jit ($name) printed no code line"
-	echo "-- started tt_jit $name: pid $JPID, code $CLO-$CHI"
+	echo "-- tt_jit $name: code $CLO-$CHI"
 }
 # end_jit NAME PID: SIGUSR1 makes it call every function again; it must
 # exit 0 having found them all right.
@@ -49,9 +41,9 @@ end_jit() {
 	kill -USR1 "$2" 2>/dev/null
 	wait "$2"
 	rc=$?
-	sed 's/^/   tt_jit| /' "$W/$1.jit.out"
-	[ "$rc" -eq 0 ] || fail "tt_jit ($1) exited $rc after the collapse: $(tail -3 "$W/$1.jit.out")"
-	grep -q '^checked [0-9]* functions: all right$' "$W/$1.jit.out" || fail "tt_jit ($1) did not check its functions"
+	sed 's/^/   tt_jit| /' "$W/$1.hold.out"
+	[ "$rc" -eq 0 ] || fail "tt_jit ($1) exited $rc after the collapse: $(tail -3 "$W/$1.hold.out")"
+	grep -q '^checked [0-9]* functions: all right$' "$W/$1.hold.out" || fail "tt_jit ($1) did not check its functions"
 }
 # kb PID FIELD LO HI: FIELD (AnonHugePages, FilePmdMapped) in kB, summed over
 # the mappings of PID that overlap [LO, HI) (hexadecimal): read here, from
@@ -148,8 +140,8 @@ PIDS+=("$WPID")
 for i in $(seq 1 200); do grep -q 'all huge$' "$W/watch.out" && break; sleep 0.05; done
 grep -q 'all huge$' "$W/watch.out" || fail "--watch: no first round: $(cat "$W/watch.out" "$W/watch.err")"
 kill -USR2 "$C"
-for i in $(seq 1 200); do [ "$(grep -c '^code ' "$W/c.jit.out")" -ge 2 ] && break; sleep 0.05; done
-read -r NLO NHI < <(awk '$1 == "code" { n++; if (n == 2) { sub(/^0x/, "", $2); sub(/^0x/, "", $3); print $2, $3; exit } }' "$W/c.jit.out")
+for i in $(seq 1 200); do [ "$(grep -c '^code ' "$W/c.hold.out")" -ge 2 ] && break; sleep 0.05; done
+read -r NLO NHI < <(awk '$1 == "code" { n++; if (n == 2) { sub(/^0x/, "", $2); sub(/^0x/, "", $3); print $2, $3; exit } }' "$W/c.hold.out")
 [ -n "$NLO" ] || fail "tt_jit did not grow"
 for i in $(seq 1 200); do [ "$(grep -c 'all huge$' "$W/watch.out")" -ge 2 ] && break; sleep 0.05; done
 # the new code may have merged with the old into one mapping: all of the

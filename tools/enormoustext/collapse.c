@@ -176,22 +176,6 @@ static void help(FILE *f)
 
 /* ------------------------------------------------------------ parsing */
 
-static int parse_pid(const char *s, long *out)
-{
-	long v = 0;
-	if (!*s)
-		return -1;
-	for (const char *p = s; *p; p++) {
-		if (*p < '0' || *p > '9' || v > (INT_MAX - (*p - '0')) / 10)
-			return -1;
-		v = v * 10 + (*p - '0');
-	}
-	if (v <= 0)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int parse_seconds(const char *s, double *out)
 {
 	char *end;
@@ -922,7 +906,7 @@ int et_cmd_collapse(int argc, char **argv)
 	for (int i = 0; i < npids; i++) {
 		const char *a = argv[optind + i];
 		long pid;
-		if (parse_pid(a, &pid)) {
+		if (et_tool_parse_pid(a, &pid)) {
 			rc = et_tool_usage("'%s' is not a process id", a);
 			goto out;
 		}

@@ -87,6 +87,15 @@ long et_tool_read(const char *path, char *buf, size_t cap)
 	return (long)strlen(buf);
 }
 
+int et_tool_parse_pid(const char *s, long *out)
+{
+	uint64_t v;
+	if (et_tool_parse_u64(s, &v) != 0 || v == 0 || v > 4194304)   /* the kernel's PID_MAX_LIMIT */
+		return -1;
+	*out = (long)v;
+	return 0;
+}
+
 int et_tool_parse_u64(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;

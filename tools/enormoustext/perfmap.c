@@ -113,23 +113,23 @@ int et_cmd_perfmap(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return et_tool_usage("perfmap takes one PID");
-	uint64_t pid;
-	if (et_tool_parse_u64(argv[optind], &pid) != 0 || pid == 0 || pid > 4194304)
+	long pid;
+	if (et_tool_parse_pid(argv[optind], &pid) != 0)
 		return et_tool_usage("'%s' is not a process id", argv[optind]);
 
 	char path[64], out_path[4096];
-	snprintf(path, sizeof path, "/proc/%llu/smaps", (unsigned long long)pid);
+	snprintf(path, sizeof path, "/proc/%lld/smaps", (long long)pid);
 	struct et_smaps sm;
 	int err = et_smaps_read(&sm, path);
 	if (err) {
-		et_tool_err("process %llu: %s", (unsigned long long)pid,
+		et_tool_err("process %lld: %s", (long long)pid,
 		            err == -ENOENT ? "no such process" : strerror(-err));
 		return ET_EXIT_BAD;
 	}
 	if (output)
 		snprintf(out_path, sizeof out_path, "%s", output);
 	else
-		snprintf(out_path, sizeof out_path, "/tmp/perf-%llu.map", (unsigned long long)pid);
+		snprintf(out_path, sizeof out_path, "/tmp/perf-%lld.map", (long long)pid);
 	/* the default name is in /tmp, anyone's: no link followed there, and
 	 * only a regular file replaced (as the library does) */
 	unsigned flags = output ? 0 : ET_OUT_NOFOLLOW | ET_OUT_FILES_ONLY;
@@ -213,7 +213,7 @@ int et_cmd_perfmap(int argc, char **argv)
 	}
 	if (status == ET_EXIT_OK) {
 		if (moved == 0)
-			printf("process %llu has no moved text: nothing written\n", (unsigned long long)pid);
+			printf("process %lld has no moved text: nothing written\n", (long long)pid);
 		else
 			printf("%s: %zu function%s in the moved text of %zu object%s (%llu byte%s)\n", out_path,
 			       functions, et_tool_s(functions), objects, et_tool_s(objects),

@@ -319,22 +319,6 @@ static void report_error(const char *proc, long pid, int err)
 		et_tool_err("PID %ld: cannot read %s/%ld/smaps: %s", pid, proc, pid, strerror(-err));
 }
 
-static int parse_pid(const char *s, long *out)
-{
-	long v = 0;
-	if (!*s)
-		return -1;
-	for (const char *p = s; *p; p++) {
-		if (*p < '0' || *p > '9' || v > (INT_MAX - (*p - '0')) / 10)
-			return -1;
-		v = v * 10 + (*p - '0');
-	}
-	if (v <= 0)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int cmp_long(const void *a, const void *b)
 {
 	long x = *(const long *)a, y = *(const long *)b;
@@ -353,7 +337,7 @@ static long *list_pids(const char *proc, size_t *n)
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		long pid;
-		if (parse_pid(e->d_name, &pid))
+		if (et_tool_parse_pid(e->d_name, &pid))
 			continue;
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 256;
@@ -463,7 +447,7 @@ int et_cmd_stat(int argc, char **argv)
 			return ET_EXIT_BAD;
 		}
 		for (int i = 0; i < npids; i++)
-			if (parse_pid(argv[optind + i], &pids[n++])) {
+			if (et_tool_parse_pid(argv[optind + i], &pids[n++])) {
 				free(pids);
 				return et_tool_usage("'%s' is not a process id", argv[optind + i]);
 			}

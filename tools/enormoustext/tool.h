@@ -94,6 +94,8 @@ char *et_tool_trim(char *s);
 long et_tool_read(const char *path, char *buf, size_t cap);
 /* Parse a non-negative decimal integer that fills the whole string. */
 int et_tool_parse_u64(const char *s, uint64_t *out);
+/* A process id: decimal digits only, 1..4194304 (PID_MAX_LIMIT); 0 or -1. */
+int et_tool_parse_pid(const char *s, long *out);
 
 /* ------------------------------------------------------------ output */
 
