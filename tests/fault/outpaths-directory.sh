@@ -11,7 +11,7 @@ for w in $OP_WRITERS; do
 	t=$WORK/d/$w
 	mkdir "$t" && echo keep >"$t/inside" || exit 2
 	op_run "$w" "$t"
-	op_refused "$w" "$t" 'directory'
+	op_refused "$w" "$t" 'directory' before
 	[ -d "$t" ] || fail "$w: $t is no longer a directory"
 	op_entries "$t" 1
 	[ "$(cat "$t/inside")" = keep ] || fail "$w: the file inside $t changed"

@@ -9,7 +9,7 @@ op_setup
 for w in $OP_WRITERS; do
 	t=$WORK/nodir/$w.out
 	op_run "$w" "$t"
-	op_refused "$w" "$t" 'no such file or directory'
+	op_refused "$w" "$t" 'no such file or directory' before
 	[ -e "$WORK/nodir" ] && fail "$w: $WORK/nodir was created"
 done
 note "a missing directory: one line naming the path, nothing created"

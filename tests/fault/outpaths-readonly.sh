@@ -16,9 +16,9 @@ touch "$WORK/ro/probe" 2>/dev/null && fail "the remounted tmpfs is writable"
 n=$(ls -A "$WORK/ro" | wc -l)
 for w in $OP_WRITERS; do
 	op_run "$w" "$WORK/ro/new-$w"
-	op_refused "$w" "$WORK/ro/new-$w" 'read-only file system'
+	op_refused "$w" "$WORK/ro/new-$w" 'read-only file system' before
 	op_run "$w" "$WORK/ro/old-$w"
-	op_refused "$w" "$WORK/ro/old-$w" 'read-only file system'
+	op_refused "$w" "$WORK/ro/old-$w" 'read-only file system' before
 	[ "$(cat "$WORK/ro/old-$w")" = old ] || fail "$w: $WORK/ro/old-$w changed"
 	op_entries "$WORK/ro" "$n"
 done

@@ -20,12 +20,15 @@
 #   op_same W             RC and OUT are the baseline's (a plain run)
 #   op_content W FILE     FILE holds what W writes (the baseline's bytes
 #                         where W's output does not change from run to run)
-#   op_refused W TARGET RE   W ran as a plain run would, except that it
+#   op_refused W TARGET RE [before]
+#                         W ran as a plain run would, except that it
 #                         could not write TARGET: the library's writers keep
 #                         the program's status and output, say so in one
 #                         line naming TARGET and matching RE, and nothing at
 #                         ENORMOUSTEXT_VERBOSE=0; the command exits 1 with
-#                         one line naming TARGET (never a temporary) and RE
+#                         one line naming TARGET (never a temporary) and RE;
+#                         with `before`, `record` refused TARGET before it
+#                         ran its command (bigtext printed nothing)
 #   op_entries DIR N      DIR holds exactly N entries (no temporary left)
 #   op_is_lib W           W is one of the library's writers
 
@@ -169,7 +172,14 @@ op_refused() {
 	else
 		[ "$RC" -eq 1 ] || fail "$w into $t: exit $RC, expected 1"
 		case $w in
-		tool-record | png | svg) op_same_output "$w" ;;
+		tool-record)
+			if [ "${4:-}" = before ]; then
+				[ ! -s "$OUT" ] || fail "$w into $t: the command ran although the path could be refused before it: $(head -2 "$OUT" | tr '\n' '|')"
+			else
+				op_same_output "$w"
+			fi
+			;;
+		png | svg) op_same_output "$w" ;;
 		esac
 		grep -q '\.tmp' "$ERR" && fail "$w: the message names a temporary: $(cat "$ERR")"
 		local n

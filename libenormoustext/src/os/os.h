@@ -85,6 +85,10 @@ ET_HIDDEN void *et_os_next(void **cache, const char *name);
 ET_HIDDEN int et_os_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, size_t stack);
 /* The calling thread's name, as top -H and /proc/PID/task/TID/comm show it. */
 ET_HIDDEN void et_os_thread_name(const char *name);
+/* The calling thread's kernel id; is thread `tid` still in this process
+ * (tgkill with signal 0)? */
+ET_HIDDEN long et_os_tid(void);
+ET_HIDDEN bool et_os_thread_present(long tid);
 
 /* ---------------------------------------------------------------- signals */
 

@@ -60,6 +60,16 @@ int et_os_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, size_t stac
 	return e;
 }
 
+long et_os_tid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+bool et_os_thread_present(long tid)
+{
+	return syscall(SYS_tgkill, (long)getpid(), tid, 0L) == 0 || errno != ESRCH;
+}
+
 void et_os_thread_name(const char *name)
 {
 	/* a system call, not prctl(): that name is the program's (interpose/ns.c) */

@@ -51,12 +51,14 @@ static struct timespec g_deadline;   /* CLOCK_MONOTONIC */
 #define ET_DEFER_STACK (256u << 10)
 
 static pthread_t g_self;        /* the worker, as it sees itself */
+static long g_tid;              /* its kernel id */
 static bool g_self_set;
 
 static void *worker(void *arg)
 {
 	(void)arg;
 	g_self = pthread_self();
+	__atomic_store_n(&g_tid, et_os_tid(), __ATOMIC_RELEASE);
 	__atomic_store_n(&g_self_set, true, __ATOMIC_RELEASE);
 	et_os_thread_name("enormoustext");
 	pthread_mutex_lock(&g_m);
@@ -198,6 +200,20 @@ static struct timespec wait_until(void)
 	return until;
 }
 
+/* pthread_join returns once the thread has cleared its tid, which the
+ * kernel does before it takes the thread out of the process: an unshare
+ * (CLONE_NEWUSER) made at once can still find two threads (EINVAL; seen in
+ * fault.defer-rate).  Wait (at most 1 s) until the worker is gone. */
+static void wait_gone(long tid)
+{
+	int saved = errno;      /* the caller's, for the program */
+	for (int i = 0; tid > 0 && i < 20000 && et_os_thread_present(tid); i++) {
+		struct timespec t = { 0, 50000 };
+		nanosleep(&t, NULL);
+	}
+	errno = saved;
+}
+
 void et_defer_stand_down(const char *what)
 {
 	if (!__atomic_load_n(&g_joinable, __ATOMIC_ACQUIRE))
@@ -231,6 +247,7 @@ void et_defer_stand_down(const char *what)
 		return;
 	}
 	pthread_join(g_thread, NULL);   /* it has said D_STOOD_DOWN: it is returning */
+	wait_gone(__atomic_load_n(&g_tid, __ATOMIC_ACQUIRE));
 	if (was_waiting)
 		et_log(1, "ENORMOUSTEXT_DEFER: %s before the deferral ended: nothing moved", what);
 }
