@@ -278,11 +278,29 @@ void et_jit_read(struct et_jit_stats *st)
 	st->failed_other = __atomic_load_n(&g_st.failed_other, __ATOMIC_RELAXED);
 }
 
-/* Is this executable mapping JIT code: anonymous, or a memfd? */
-static bool jit_vma(const struct et_smaps *sm, const struct et_vma *v)
+/* The nearest file mapping from i in direction d, or NULL. */
+static const struct et_vma *nearest_file(const struct et_smaps *sm, size_t i, int d)
 {
-	const char *p = et_vma_path(sm, v);
-	return !p[0] || !strncmp(p, "/memfd:", 7) || !strncmp(p, "[anon:", 6);
+	for (size_t j = i + (size_t)d; j < sm->count; j += (size_t)d) {
+		const char *p = et_vma_path(sm, &sm->vmas[j]);
+		if (p[0] == '/' && strncmp(p, "/memfd:", 7))
+			return &sm->vmas[j];
+	}
+	return NULL;
+}
+
+/* Is executable mapping i JIT code: anonymous (or a memfd), and not text
+ * this library copied (an anonymous mapping between two of one file's,
+ * as `enormoustext stat` tells them apart)? */
+static bool jit_vma(const struct et_smaps *sm, size_t i)
+{
+	const char *p = et_vma_path(sm, &sm->vmas[i]);
+	if (!strncmp(p, "/memfd:", 7))
+		return true;
+	if (p[0] && strncmp(p, "[anon:", 6))
+		return false;
+	const struct et_vma *a = nearest_file(sm, i, -1), *b = nearest_file(sm, i, 1);
+	return !(a && b && a->inode == b->inode && !strcmp(et_vma_path(sm, a), et_vma_path(sm, b)));
 }
 
 /* At exit, at verbosity 1: what became of the JIT code, from smaps. */
@@ -300,7 +318,7 @@ __attribute__((destructor)) static void jit_summary(void)
 	if (read) {
 		for (size_t i = 0; i < sm.count; i++) {
 			const struct et_vma *v = &sm.vmas[i];
-			if ((v->prot & PROT_EXEC) && jit_vma(&sm, v)) {
+			if ((v->prot & PROT_EXEC) && jit_vma(&sm, i)) {
 				exec += v->end - v->start;
 				huge += v->anon_huge + v->shmem_pmd;
 			}
