@@ -757,10 +757,11 @@ static void program_sentences(const struct status *s, const struct plan *pl, con
 		say(ss, "program", "note", NULL, "%s %s text relocations: the library leaves %s alone",
 		    t->textrel_names, t->textrel == 1 ? "has" : "have", t->textrel == 1 ? "it" : "them");
 	if (t->zero_copy)
-		say(ss, "program", "fine", NULL, "%llu window%s (%s) come zero-copy from the page cache "
+		say(ss, "program", "fine", NULL, "%llu window%s (%s) come%s zero-copy from the page cache "
 		    "(huge there already, or not cached and read in as one folio): shared by every "
 		    "process, no memory of their own", (unsigned long long)t->zero_copy,
-		    et_tool_s(t->zero_copy), et_tool_size(a, sizeof a, t->zero_copy * H));
+		    et_tool_s(t->zero_copy), et_tool_size(a, sizeof a, t->zero_copy * H),
+		    t->zero_copy == 1 ? "s" : "");
 	if (t->primeable)
 		say(ss, "program", "advice", t->prime_cmd, "%llu window%s (%s) of file-backed text %s "
 		    "cached in small pages: prime them for zero-copy: `%s`",
