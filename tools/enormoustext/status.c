@@ -769,7 +769,7 @@ static void help(FILE *f)
 	        "                   RUNPATH, ld.so.cache, the default directories; not what it\n"
 	        "                   opens later with dlopen): text in whole huge-page windows\n"
 	        "                   (the planner of `check`), which way in (zero-copy from the\n"
-	        "                   page cache, `prime --check`'s state; else copies), the memory\n"
+	        "                   page cache, as `prime` sees its state; else copies), the memory\n"
 	        "                   it costs per process, and the start-up time, from a copy\n"
 	        "                   rate measured here and now\n"
 	        "  -h, --help       this help\n");
