@@ -17,7 +17,7 @@ expect_bad 2 "a page count that is not a number" "--hugetlb-pages 12x"
 t size -- "$TOOL" setup --hugetlb-pages 1 --hugetlb-size 3M
 expect_bad 2 "a page size that is not a power of two" "--hugetlb-size 3M"
 t sizealone -- "$TOOL" setup --hugetlb-size 2M
-expect_bad 2 "--hugetlb-size alone" "--hugetlb-size goes with --hugetlb-pages"
+expect_bad 2 "--hugetlb-size alone" "--hugetlb-size goes with --hugetlb or --hugetlb-pages"
 t extra -- "$TOOL" setup --thp never now
 expect_bad 2 "an extra argument" "unexpected argument 'now'"
 t opt -- "$TOOL" setup --frobnicate

@@ -25,7 +25,7 @@
  *
  * Owns: the analysis of one ELF file for `check` (et_check_image,
  * et_check_path): its text, windows, padding, layout cost and advice, as
- * text or JSON.
+ * text or JSON; and its summary for `status --explain` (et_check_summary).
  * May call: core (plan: the library's own rule for windows; json), libelf,
  * common.c (sizes).
  * Never: reads past the image it was given; writes more than one line to
@@ -85,6 +85,7 @@ struct info {
 	uint64_t head_bytes, tail_bytes; /* when loaded H-aligned */
 	uint64_t pad_add_bytes;          /* text a padded tail would add (tails > threshold) */
 	uint64_t pad_cost_bytes;         /* padding memory that costs */
+	uint64_t pad_windows;            /* tails that padding would put in a window of their own */
 	bool pad_runtime;                /* every such tail has room after it (a hole) */
 	bool need_align, need_pad;
 	/* what linker-scripts/enormous.ld costs (see layout_cost()) */
@@ -583,6 +584,7 @@ static void analyse(struct info *in, const struct et_check_opts *o)
 			if (tail > o->pad_threshold) {
 				in->pad_add_bytes += tail;
 				in->pad_cost_bytes += H - tail;
+				in->pad_windows++;
 				/* Room after the tail up to the window's end? */
 				for (size_t k = 0; k < in->nloads; k++) {
 					const struct seg *t = &in->loads[k];
@@ -918,14 +920,15 @@ static void print_json(const struct info *in, const struct et_check_opts *o, str
 
 /* ------------------------------------------------------------ entry */
 
-int et_check_image(const char *name, void *buf, size_t len, const struct et_check_opts *opts,
-                   FILE *out, struct et_json *j, FILE *err)
+/* Parse and analyse one image into *in (its loads to free by the caller,
+ * also on failure); 0, or 1 after one line naming it. */
+static int parse_image(const char *name, void *buf, size_t len, const struct et_check_opts *opts,
+                       FILE *err, struct info *in)
 {
-	struct info in;
-	memset(&in, 0, sizeof in);
-	in.name = name;
-	in.buf = buf;
-	int rc = precheck(buf, len, name, err, &in);
+	memset(in, 0, sizeof *in);
+	in->name = name;
+	in->buf = buf;
+	int rc = precheck(buf, len, name, err, in);
 	if (rc)
 		return rc;
 	if (elf_version(EV_CURRENT) == EV_NONE)
@@ -937,10 +940,19 @@ int et_check_image(const char *name, void *buf, size_t len, const struct et_chec
 		elf_end(e);
 		return bad(err, name, "not an ELF file");
 	}
-	rc = read_elf(e, buf, len, name, err, &in);
+	rc = read_elf(e, buf, len, name, err, in);
 	elf_end(e);
+	if (rc == 0)
+		analyse(in, opts);
+	return rc;
+}
+
+int et_check_image(const char *name, void *buf, size_t len, const struct et_check_opts *opts,
+                   FILE *out, struct et_json *j, FILE *err)
+{
+	struct info in;
+	int rc = parse_image(name, buf, len, opts, err, &in);
 	if (rc == 0) {
-		analyse(&in, opts);
 		if (opts->json)
 			print_json(&in, opts, j);
 		else
@@ -950,37 +962,79 @@ int et_check_image(const char *name, void *buf, size_t len, const struct et_chec
 	return rc;
 }
 
+/* The file mapped private and writable (libelf may convert data in place);
+ * NULL after one line naming it. */
+static void *map_file(const char *path, size_t *len, FILE *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		bad(err, path, "%s", strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	const char *why = NULL;
+	if (fstat(fd, &st) != 0)
+		why = strerror(errno);
+	else if (S_ISDIR(st.st_mode))
+		why = "is a directory, not an ELF file";
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (st.st_size == 0)
+		why = "empty file, not an ELF file";
+	if (why) {
+		close(fd);
+		bad(err, path, "%s", why);
+		return NULL;
+	}
+	*len = (size_t)st.st_size;
+	void *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	int e = errno;
+	close(fd);
+	if (m == MAP_FAILED) {
+		bad(err, path, "cannot map it: %s", strerror(e));
+		return NULL;
+	}
+	return m;
+}
+
+int et_check_summary(const char *path, const struct et_check_opts *opts,
+                     struct et_check_summary *out, FILE *err)
+{
+	size_t len;
+	void *m = map_file(path, &len, err);
+	if (!m)
+		return 1;
+	struct info in;
+	int rc = parse_image(path, m, len, opts, err, &in);
+	memset(out, 0, sizeof *out);
+	if (rc == 0) {
+		out->text_bytes = in.file_text_bytes;
+		out->eligible_min = in.glibc.min;
+		out->eligible_max = in.glibc.max;
+		out->eligible_aligned = in.aligned_bytes;
+		out->congruent = in.ntext && in.ncongruent == in.ntext;
+		out->file_backed = out->congruent && aligned_load(&in, opts);
+		out->textrel = in.textrel;
+		out->dso = in.dso;
+		out->pie = in.pie;
+		out->pad_windows = in.pad_add_bytes && in.pad_runtime ? in.pad_windows : 0;
+		out->pad_bytes = in.pad_add_bytes && in.pad_runtime ? in.pad_add_bytes : 0;
+		out->machine = in.machine;
+		out->cls = in.cls;
+		snprintf(out->interp, sizeof out->interp, "%s", in.interp);
+	}
+	free(in.loads);
+	munmap(m, len);
+	return rc;
+}
+
 int et_check_path(const char *path, const struct et_check_opts *opts, FILE *out,
                   struct et_json *j, FILE *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return bad(err, path, "%s", strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		int e = errno;
-		close(fd);
-		return bad(err, path, "%s", strerror(e));
-	}
-	if (S_ISDIR(st.st_mode)) {
-		close(fd);
-		return bad(err, path, "is a directory, not an ELF file");
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return bad(err, path, "not a regular file");
-	}
-	if (st.st_size == 0) {
-		close(fd);
-		return bad(err, path, "empty file, not an ELF file");
-	}
-	size_t len = (size_t)st.st_size;
-	/* Private and writable: libelf may convert data in place. */
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	int e = errno;
-	close(fd);
-	if (m == MAP_FAILED)
-		return bad(err, path, "cannot map it: %s", strerror(e));
+	size_t len;
+	void *m = map_file(path, &len, err);
+	if (!m)
+		return 1;
 	int rc = et_check_image(path, m, len, opts, out, j, err);
 	munmap(m, len);
 	return rc;

@@ -376,6 +376,20 @@ static int prime_file(const char *path, uint64_t H, bool check, struct file_resu
 	return 0;
 }
 
+int et_tool_prime_state(const char *path, uint64_t H, struct et_prime_state *st)
+{
+	struct file_result r;
+	memset(st, 0, sizeof *st);
+	if (prime_file(path, H, true, &r) != 0)
+		return -1;
+	st->windows = r.windows;
+	st->congruent = r.congruent;
+	st->huge = r.n[W_HUGE_BEFORE] + r.n[W_PRIMED];
+	st->not_cached = r.n[W_NOT_CACHED];
+	st->small = r.n[W_SMALL] + r.n[W_HELD];
+	return 0;
+}
+
 static const char *state_key[W_FAILED + 1] = {
 	"huge_before", "primed", "not_cached", "small", "held", "no_huge_folios", "open_for_writing",
 	"failed",

@@ -23,6 +23,7 @@
  * Never: changes a setting; leaves a probe's file or mapping behind.
  */
 #include "tool.h"
+#include "status.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -35,6 +36,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #ifndef MADV_HUGEPAGE
@@ -52,45 +54,6 @@
 #ifndef O_TMPFILE
 #define O_TMPFILE (020000000 | O_DIRECTORY)
 #endif
-
-#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
-#define HUGETLB_DIR "/sys/kernel/mm/hugepages"
-
-struct probe {
-	int works;             /* -1 not run, 0 no, 1 yes */
-	char detail[320];
-};
-
-struct file_probe {
-	struct probe p;
-	int fresh;             /* -1 not run, 0/1: freshly written file mapped huge */
-	char dir[PATH_MAX];
-	char fs[32];
-	bool same_fs;
-};
-
-struct size_entry {
-	uint64_t size;
-	char enabled[32], shmem[32];    /* mTHP: anonymous and shmem policy */
-	long total, free, resv, surplus; /* hugetlb */
-};
-
-struct status {
-	const char *root;
-	bool real;
-	struct et_sysinfo si;
-	bool thp_available;
-	char enabled[64], defrag[64], shmem[64];
-	long kh_defrag, kh_scan, kh_sleep, kh_alloc_sleep, kh_ptes_none, kh_collapsed, kh_full;
-	int kh_running;                  /* -1 unknown */
-	struct size_entry mthp[32], pools[8];
-	size_t nmthp, npools;
-	struct probe thp, collapse;
-	struct file_probe file;
-	enum et_backend chain[4];
-	int nchain;
-	const char *why;
-};
 
 /* --------------------------------------------------------- settings */
 
@@ -229,6 +192,25 @@ static void read_settings(struct status *s)
 		s->pools[i].surplus = read_num(s->root, rel);
 	}
 	s->nchain = et_backend_chain(&s->si, ET_BACKEND_AUTO, s->chain, &s->why);
+
+	/* for --explain: the kernel, the memory, this process's memory cgroups */
+	char buf[8192];
+	struct utsname u;
+	s->kmajor = s->kminor = -1;
+	path_in(path, sizeof path, s->root, "/proc/sys/kernel/osrelease");
+	if (s->real && uname(&u) == 0)
+		setf(s->kernel, sizeof s->kernel, "%s", u.release);
+	else if (et_tool_read(path, buf, sizeof buf) > 0)
+		setf(s->kernel, sizeof s->kernel, "%s", buf);
+	if (sscanf(s->kernel, "%d.%d", &s->kmajor, &s->kminor) != 2)
+		s->kmajor = s->kminor = -1;
+	path_in(path, sizeof path, s->root, "/proc/meminfo");
+	unsigned long long kb;
+	const char *m;
+	if (et_read_file(path, buf, sizeof buf) > 0 && (m = strstr(buf, "MemTotal:")) &&
+	    sscanf(m + 9, " %llu", &kb) == 1)
+		s->mem_total = (uint64_t)kb << 10;
+	et_memcg_read(&s->memcg, s->root);
 }
 
 /* ----------------------------------------------------------- probes */
@@ -259,7 +241,7 @@ static char *reserve(uint64_t H, size_t k, void **res, size_t *reslen)
 	return (char *)(((uintptr_t)*res + H) & ~(uintptr_t)(H - 1));
 }
 
-static const char *mib_label(uint64_t H, char *buf, size_t cap)
+const char *et_status_mib(uint64_t H, char *buf, size_t cap)
 {
 	if (H >= (1u << 20))
 		setf(buf, cap, "%llu MiB", (unsigned long long)(H >> 20));
@@ -273,7 +255,7 @@ static void probe_thp(struct status *s)
 	const uint64_t H = s->si.pmd_size;
 	struct probe *p = &s->thp;
 	char hl[16];
-	mib_label(H, hl, sizeof hl);
+	et_status_mib(H, hl, sizeof hl);
 	void *res;
 	size_t rl;
 	char *a = reserve(H, 1, &res, &rl);
@@ -311,7 +293,7 @@ static void probe_collapse(struct status *s)
 	const uint64_t H = s->si.pmd_size;
 	struct probe *p = &s->collapse;
 	char hl[16];
-	mib_label(H, hl, sizeof hl);
+	et_status_mib(H, hl, sizeof hl);
 	void *res;
 	size_t rl;
 	char *a = reserve(H, 1, &res, &rl);
@@ -358,7 +340,7 @@ out:
 	munmap(res, rl);
 }
 
-static const char *fs_name(long type, char *buf, size_t cap)
+const char *et_status_fs_name(long type, char *buf, size_t cap)
 {
 	switch ((unsigned long)type) {
 	case 0xEF53: return "ext4";
@@ -377,12 +359,16 @@ static const char *fs_name(long type, char *buf, size_t cap)
 	}
 }
 
-static void choose_probe_dir(struct file_probe *f, const char *opt)
+/* A directory for the file probe: opt, else the first writable one of
+ * $TMPDIR, /var/tmp, /tmp on the file system of ref (the PROGRAM of
+ * --explain; else this command). */
+static void choose_probe_dir(struct file_probe *f, const char *opt, const char *ref)
 {
 	char exe[PATH_MAX];
 	struct stat xs, ds;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	exe[n > 0 ? n : 0] = '\0';
+	ssize_t n = ref ? (ssize_t)snprintf(exe, sizeof exe, "%s", ref)
+	                : readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 && n < (ssize_t)sizeof exe ? n : 0] = '\0';
 	bool have_exe = n > 0 && stat(exe, &xs) == 0;
 	if (opt) {
 		snprintf(f->dir, sizeof f->dir, "%s", opt);
@@ -439,19 +425,19 @@ out:
 	return r;
 }
 
-static void probe_file(struct status *s, const char *opt_dir)
+static void probe_file(struct status *s, const char *opt_dir, const char *ref)
 {
 	struct file_probe *f = &s->file;
 	struct probe *p = &f->p;
 	const uint64_t H = s->si.pmd_size;
 	char hl[16], fsb[24];
-	mib_label(H, hl, sizeof hl);
-	choose_probe_dir(f, opt_dir);
+	et_status_mib(H, hl, sizeof hl);
+	choose_probe_dir(f, opt_dir, ref);
 	p->works = 0;
 	f->fresh = -1;
 	struct statfs sf;
 	if (statfs(f->dir, &sf) == 0)
-		snprintf(f->fs, sizeof f->fs, "%s", fs_name((long)sf.f_type, fsb, sizeof fsb));
+		snprintf(f->fs, sizeof f->fs, "%s", et_status_fs_name((long)sf.f_type, fsb, sizeof fsb));
 	else
 		snprintf(f->fs, sizeof f->fs, "?");
 
@@ -480,7 +466,7 @@ static void probe_file(struct status *s, const char *opt_dir)
 		memset(buf, (int)(0xc3 ^ (off >> 16)), 1 << 16);
 		if (pwrite(fd, buf, 1 << 16, (off_t)off) != 1 << 16) {
 			setf(p->detail, sizeof p->detail, "cannot write a %s file in %s: %s",
-			         mib_label(2 * H, fsb, sizeof fsb), f->dir, strerror(errno));
+			         et_status_mib(2 * H, fsb, sizeof fsb), f->dir, strerror(errno));
 			free(buf);
 			close(fd);
 			return;
@@ -514,24 +500,24 @@ static void probe_file(struct status *s, const char *opt_dir)
 	if (p->works)
 		setf(p->detail, sizeof p->detail, "a %s file in %s (%s) was mapped huge (FilePmdMapped %s) "
 		         "after its page cache was dropped and read back through a %s-aligned "
-		         "MADV_HUGEPAGE mapping; freshly written: %s", mib_label(2 * H, fsb, sizeof fsb),
+		         "MADV_HUGEPAGE mapping; freshly written: %s", et_status_mib(2 * H, fsb, sizeof fsb),
 		         f->dir, f->fs, et_tool_size(sz, sizeof sz, (uint64_t)again), hl,
 		         f->fresh ? "huge too" : "small");
 	else
 		setf(p->detail, sizeof p->detail, "a %s file in %s (%s) stayed on small pages when read "
 		         "back through a %s-aligned MADV_HUGEPAGE mapping (no %s page-cache folios here%s); "
-		         "freshly written: %s", mib_label(2 * H, fsb, sizeof fsb), f->dir, f->fs, hl, hl,
+		         "freshly written: %s", et_status_mib(2 * H, fsb, sizeof fsb), f->dir, f->fs, hl, hl,
 		         s->si.thp_disabled_process ? ", THP disabled for this process" : "",
 		         f->fresh ? "huge" : "small");
 }
 
 /* ---------------------------------------------------------- output */
 
-static void auto_reason(const struct status *s, char *out, size_t cap)
+void et_status_auto_reason(const struct status *s, char *out, size_t cap)
 {
 	const struct et_sysinfo *si = &s->si;
 	char hl[16];
-	mib_label(si->pmd_size, hl, sizeof hl);
+	et_status_mib(si->pmd_size, hl, sizeof hl);
 	size_t n = 0;
 #define PUT(...) do { if (n < cap) n += (size_t)snprintf(out + n, cap - n, __VA_ARGS__); } while (0)
 	if (si->thp_disabled_process) {
@@ -648,7 +634,7 @@ static void print_text(const struct status *s)
 		printf("  %-16s (%s is not on the filesystem of this command: results there may differ)\n",
 		       "", s->file.dir);
 	chain_text(s, chain, sizeof chain);
-	auto_reason(s, why, sizeof why);
+	et_status_auto_reason(s, why, sizeof why);
 	printf("backend auto would use: %s\n  %s\n", chain, why);
 	if (s->file.p.works == 1)
 		printf("  and text the kernel already maps huge from the file (FilePmdMapped) is left as it is\n");
@@ -673,7 +659,7 @@ static void probe_json(struct et_json *j, const char *key, const struct probe *p
 	et_json_str(j, "detail", p->detail);
 }
 
-static void print_json(const struct status *s)
+static int print_json(const struct status *s, bool explain, const char *program)
 {
 	struct et_json j;
 	char why[1024];
@@ -740,17 +726,22 @@ static void print_json(const struct status *s)
 	for (int i = 0; i < s->nchain; i++)
 		et_json_str(&j, NULL, et_backend_name(s->chain[i]));
 	et_json_arr_end(&j);
-	auto_reason(s, why, sizeof why);
+	et_status_auto_reason(s, why, sizeof why);
 	et_json_str(&j, "reason", why);
 	et_json_obj_end(&j);
+	int rc = ET_EXIT_OK;
+	if (explain)
+		rc = et_status_explain(s, program, &j);
 	et_json_obj_end(&j);
 	et_json_end(&j);
+	return rc;
 }
 
 static void help(FILE *f)
 {
 	fprintf(f,
 	        "usage: enormoustext status [--json] [--no-probe] [--probe-dir DIR] [--root DIR]\n"
+	        "                           [--explain [PROGRAM]]\n"
 	        "\n"
 	        "What this system allows for text on huge pages: the THP policy (enabled,\n"
 	        "defrag, shmem_enabled, and whether THP is disabled for this process), the\n"
@@ -768,6 +759,19 @@ static void help(FILE *f)
 	        "                   the filesystem of this command\n"
 	        "  --root DIR       read sysfs under DIR instead of / (a copy, or a test tree);\n"
 	        "                   implies --no-probe: probes can only test the running system\n"
+	        "  --explain        instead of the settings, what to do on this host, in sentences,\n"
+	        "                   each from one of the facts above (the THP policy and defrag,\n"
+	        "                   the kernel, the probes, the hugetlb pool, the file system's\n"
+	        "                   page cache, this process's memory cgroup); with --json, the\n"
+	        "                   same as an \"explain\" member\n"
+	        "  PROGRAM          (with --explain) what would move for this program and the\n"
+	        "                   libraries it needs (DT_NEEDED, found as ld.so would: RPATH,\n"
+	        "                   RUNPATH, ld.so.cache, the default directories; not what it\n"
+	        "                   opens later with dlopen): text in whole huge-page windows\n"
+	        "                   (the planner of `check`), which way in (zero-copy from the\n"
+	        "                   page cache, as `prime` sees its state; else copies), the memory\n"
+	        "                   it costs per process, and the start-up time, from a copy\n"
+	        "                   rate measured here and now\n"
 	        "  -h, --help       this help\n");
 }
 
@@ -778,10 +782,12 @@ int et_cmd_status(int argc, char **argv)
 		{ "no-probe", no_argument, NULL, 'P' },
 		{ "probe-dir", required_argument, NULL, 'd' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "explain", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool json = false, probe = true;
+	bool json = false, probe = true, explain = false;
+	const char *program = NULL;
 	const char *probe_dir = NULL;
 	static struct status s;
 	memset(&s, 0, sizeof s);
@@ -794,13 +800,25 @@ int et_cmd_status(int argc, char **argv)
 		case 'P': probe = false; break;
 		case 'd': probe_dir = optarg; break;
 		case 'r': s.root = optarg; break;
+		case 'e': explain = true; break;
 		case 'h': help(stdout); return ET_EXIT_OK;
 		default: return et_tool_bad_option(c, argv, optind);
 		}
 	}
+	if (explain && optind < argc)
+		program = argv[optind++];
 	if (optind < argc)
-		return et_tool_usage("unexpected argument '%s'", argv[optind]);
+		return et_tool_usage("unexpected argument '%s'%s", argv[optind],
+		                     explain ? "" : " (a PROGRAM goes with --explain)");
 	struct stat st;
+	if (program && stat(program, &st) != 0) {
+		et_tool_err("%s: %s", program, strerror(errno));
+		return ET_EXIT_BAD;
+	}
+	if (program && !S_ISREG(st.st_mode)) {
+		et_tool_err("%s: not a regular file", program);
+		return ET_EXIT_BAD;
+	}
 	if (stat(s.root, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		et_tool_err("--root %s: not a directory", s.root);
 		return ET_EXIT_BAD;
@@ -817,7 +835,7 @@ int et_cmd_status(int argc, char **argv)
 	if (probe) {
 		probe_thp(&s);
 		probe_collapse(&s);
-		probe_file(&s, probe_dir);
+		probe_file(&s, probe_dir, program);
 	} else {
 		const char *why = s.real ? "not probed (--no-probe)" : "not probed (--root)";
 		snprintf(s.thp.detail, sizeof s.thp.detail, "%s", why);
@@ -825,8 +843,9 @@ int et_cmd_status(int argc, char **argv)
 		snprintf(s.file.p.detail, sizeof s.file.p.detail, "%s", why);
 	}
 	if (json)
-		print_json(&s);
-	else
-		print_text(&s);
+		return print_json(&s, explain, program);
+	if (explain)
+		return et_status_explain(&s, program, NULL);
+	print_text(&s);
 	return ET_EXIT_OK;
 }

@@ -163,5 +163,31 @@ int et_check_image(const char *name, void *buf, size_t len, const struct et_chec
 /* The same for a file on disk (read into private memory first). */
 int et_check_path(const char *path, const struct et_check_opts *opts, FILE *out,
                   struct et_json *j, FILE *err);
+/* What `check` finds in a file, as figures (for `status --explain`): 0, or
+ * 1 after one line naming path on err. */
+struct et_check_summary {
+	uint64_t text_bytes;                 /* file bytes of the executable segments */
+	uint64_t eligible_min, eligible_max; /* in whole windows, as glibc loads it */
+	uint64_t eligible_aligned;           /* the same when loaded H-aligned */
+	bool congruent;                      /* text address and file offset agree modulo H */
+	bool file_backed;                    /* congruent and loaded aligned by p_align: can be mapped huge from the file */
+	bool textrel, dso, pie;
+	uint64_t pad_windows, pad_bytes;     /* tails the library pads at run time (copied) */
+	unsigned machine, cls;
+	char interp[256];
+};
+int et_check_summary(const char *path, const struct et_check_opts *opts,
+                     struct et_check_summary *out, FILE *err);
+
+/* ------------------------------------------------------------- prime */
+
+/* `prime --check` of one file, as figures: windows of its text, and how
+ * many are huge in the page cache now, not cached at all, cached small;
+ * 0, or -1 after one line naming it. */
+struct et_prime_state {
+	uint64_t windows, huge, not_cached, small;
+	bool congruent;
+};
+int et_tool_prime_state(const char *path, uint64_t H, struct et_prime_state *st);
 
 #endif

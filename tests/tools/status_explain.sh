@@ -1,0 +1,175 @@
+#!/bin/bash
+# tool_status_explain — `status --explain [PROGRAM]`: each sentence follows
+# the facts this test reads itself: on this machine (THP mode and defrag
+# from sysfs, the hugetlb pool, the file probe) and on --root trees made to
+# differ (never on Linux 5.15 and 6.18, always, defrag never, a pool with
+# free pages, one without); for a PROGRAM: the objects are what ldd finds,
+# a library found through RUNPATH $ORIGIN, the windows are check's for the
+# program and prime --check's state decides zero-copy for the library linked
+# with enormous.ld; the copy rate is measured (a start-up figure); JSON
+# fields parse and agree with the text; bad input.
+. "$(dirname "$0")/lib.sh"
+
+sys=/sys/kernel/mm/transparent_hugepage
+en=$(choice $sys/enabled); df=$(choice $sys/defrag)
+np=$(cat "/sys/kernel/mm/hugepages/hugepages-$((H >> 10))kB/nr_hugepages" 2>/dev/null || echo -)
+mkdir "$W/probe"
+
+# --- this machine
+t host -- "$TOOL" status --explain --probe-dir "$W/probe"
+expect_rc 0; expect_no_err
+expect_out "^on this host \\(Linux $(uname -r), "
+expect_out "^- THP is $en[: ]"
+[ "$(grep -c '^- THP is ' "$OUT")" = 1 ] || fail "not exactly one THP-mode sentence"
+case $en in
+madvise) expect_out "^- THP is madvise: the library asks per mapping" ;;
+always) expect_out "^- THP is always: .*enormoustext setup --thp madvise" ;;
+never) expect_out "^- THP is never.*MADV_COLLAPSE" ;;
+esac
+case $en/$df in
+never/*) expect_out "^- defrag=$df does not matter while THP is never" ;;
+*/never|*/defer) expect_out "^- defrag=$df: a fault does not wait for compaction.*enormoustext setup --defrag defer\\+madvise" ;;
+*/madvise|*/defer+madvise) expect_out "^- defrag=$df: a MADV_HUGEPAGE fault may compact memory" ;;
+*/always) expect_out "^- defrag=always: every THP fault" ;;
+esac
+if [ "$np" = 0 ]; then
+	expect_out "^- the hugetlb pool is empty: the hugetlb backend is not used .*enormoustext setup --hugetlb 1G --persist"
+elif [ "$np" != - ]; then
+	expect_out "^- the hugetlb pool (has [0-9]+ free of $np |\\($np )"
+fi
+grep -q "hugetlb pool is empty" "$OUT" && [ "$np" != 0 ] && fail "the pool is not empty ($np pages) but explain says it is"
+# The file-system sentence follows the probe's own verdict (status --json).
+t probe -- "$TOOL" status --json --probe-dir "$W/probe"
+json "$OUT"
+fw=$(jneed "$OUT.flat" .probes.file.works)
+fs=$(jneed "$OUT.flat" .probes.file.filesystem)
+if [ "$fw" = true ]; then
+	grep -q "^- $fs at $W/probe gives the page cache huge folios: .*enormoustext prime" "$W/1.host.out" ||
+		fail "the probe found huge folios on $fs, the sentence does not say so"
+else
+	grep -q "^- $fs at $W/probe gives the page cache no huge folios: text is copied" "$W/1.host.out" ||
+		fail "the probe found no huge folios on $fs, the sentence does not say so"
+fi
+
+# --- trees made to differ: each sentence changes with its fact
+r=$W/r
+fake_sysfs "$r" never never 0
+mkdir -p "$r/proc/sys/kernel"
+echo 5.15.0-91-generic >"$r/proc/sys/kernel/osrelease"
+t old -- "$TOOL" status --explain --root "$r"
+expect_rc 0
+expect_out "^on this host \\(Linux 5.15.0-91-generic, 2 MiB pages\\):\$"
+expect_out "^- THP is never and Linux 5.15.0-91-generic has no MADV_COLLAPSE \\(it came in 6.1\\).*enormoustext setup --thp madvise --persist"
+expect_out "^- defrag=never does not matter while THP is never"
+expect_out "^- the hugetlb pool \\(10 2 MiB pages\\) has no free page that is not reserved now"
+expect_out "^- whether the file system gives the page cache huge folios .* was not probed \\(--root\\)\$"
+expect_out "^- auto would try file, then collapse: "
+echo 6.18.2 >"$r/proc/sys/kernel/osrelease"
+t new -- "$TOOL" status --explain --root "$r"
+expect_out "^- THP is never: the library relies on MADV_COLLAPSE \\(Linux >= 6.1, this is 6.18.2\\), whatever the policy; whether it works was not probed \\(--root\\)\$"
+grep -q "has no MADV_COLLAPSE" "$OUT" && fail "Linux 6.18 said to have no MADV_COLLAPSE"
+fake_sysfs "$r" always never 4
+t always -- "$TOOL" status --explain --root "$r"
+expect_out "^- THP is always: .*\`enormoustext setup --thp madvise --persist\`\$"
+expect_out "^- defrag=never: a fault does not wait for compaction, so expect fewer huge pages .*\`enormoustext setup --defrag defer\\+madvise --persist\`\$"
+expect_out "^- the hugetlb pool has 3 free of 10 2 MiB pages \\(20M in all\\): auto uses it last"
+expect_out "^- auto would try file, then collapse, then thp, then hugetlb: "
+fake_sysfs "$r" madvise defer+madvise 0
+echo 0 >"$r/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+t madv -- "$TOOL" status --explain --root "$r"
+expect_out "^- THP is madvise: the library asks per mapping \\(MADV_HUGEPAGE\\), no other memory changes — fine\$"
+expect_out "^- defrag=defer\\+madvise: a MADV_HUGEPAGE fault may compact memory"
+expect_out "^- the hugetlb pool is empty: "
+grep -q "expect fewer huge pages" "$OUT" && fail "defrag=defer+madvise got the fragmentation advice"
+# The same facts as JSON.
+t madvjson -- "$TOOL" status --json --explain --root "$r"
+expect_rc 0; json "$OUT"
+python3 -m json.tool "$OUT" >/dev/null || fail "python3 -m json.tool rejects the JSON"
+f=$OUT.flat
+[ "$(jneed "$f" .explain.kernel)" = 6.18.2 ] || fail ".explain.kernel"
+[ "$(jneed "$f" .explain.sentences[0].topic)" = thp ] || fail ".explain.sentences[0].topic is not thp"
+[ "$(jneed "$f" .explain.sentences[0].verdict)" = fine ] || fail "THP madvise is not 'fine'"
+i=$(jindex "$f" .explain.sentences topic hugetlb)
+[ -n "$i" ] && [ "$(jneed "$f" ".explain.sentences[$i].command")" = "enormoustext setup --hugetlb 1G --persist" ] ||
+	fail "the empty pool's sentence has no command"
+[ "$(jneed "$f" .explain.program)" = null ] || fail ".explain.program is not null without a PROGRAM"
+
+# --- a PROGRAM: /bin/ls, and a program with a big library found by RUNPATH
+t ls -- "$TOOL" status --json --explain /bin/ls
+expect_rc 0; json "$OUT"
+f=$OUT.flat
+awk -F'\t' '$1 ~ /^\.explain\.program\.objects\[[0-9]+\]\.path$/ { print $3 }' "$f" |
+	xargs -r readlink -f | sort >"$W/ls.ours"
+{ readlink -f /bin/ls; ldd /bin/ls | awk '/=> \// { print $3 } /^\t\/[^ ]+ \(/ { print $1 }' | xargs -r readlink -f; } |
+	sort -u >"$W/ls.ldd"
+diff -u "$W/ls.ldd" "$W/ls.ours" || fail "the objects of /bin/ls are not what ldd finds (diff above)"
+tb=$(jneed "$f" .explain.program.text_bytes)
+sum=$(awk -F'\t' '$1 ~ /^\.explain\.program\.objects\[[0-9]+\]\.text_bytes$/ { s += $3 } END { print s }' "$f")
+[ "$tb" = "$sum" ] || fail "text_bytes $tb is not the sum over the objects ($sum)"
+
+bigdso libbig.so
+printf 'int big_entry(void);\nint main(void) { return big_entry() == 12345; }\n' >"$W/main.c"
+cc_link "$W/prog" "$W/main.c" -L"$W" -lbig -Wl,-rpath,'$ORIGIN' -Wl,--enable-new-dtags
+"$W/prog" || true
+readelf -d "$W/prog" | grep -q 'RUNPATH.*\$ORIGIN' || fail "the test program has no RUNPATH \$ORIGIN"
+t prime -- "$TOOL" prime --check --json "$W/libbig.so"
+json "$OUT"
+pw=$(jneed "$OUT.flat" .files[0].windows); ph=$(jneed "$OUT.flat" .files[0].huge); pnc=$(jneed "$OUT.flat" .files[0].not_cached)
+t prog -- "$TOOL" status --json --explain --probe-dir "$W/probe" "$W/prog"
+expect_rc 0; json "$OUT"
+f=$OUT.flat
+i=$(jindex "$f" .explain.program.objects path "$W/libbig.so")
+[ -n "$i" ] || fail "libbig.so (RUNPATH \$ORIGIN) is not among the objects"
+[ "$(jneed "$f" ".explain.program.objects[$i].needed_by")" = "$W/prog" ] || fail "libbig.so is not needed by the program"
+[ "$(jneed "$f" ".explain.program.objects[$i].file_backed")" = true ] || fail "libbig.so (enormous.ld) is not file-backed"
+w=$(jneed "$f" ".explain.program.objects[$i].windows")
+zc=$(jneed "$f" ".explain.program.objects[$i].zero_copy_windows")
+cw=$(jneed "$f" ".explain.program.objects[$i].copy_windows")
+pad=$(jneed "$f" ".explain.program.objects[$i].padded_windows")
+[ "$w" -ge 2 ] || fail "libbig.so: $w windows, expected at least 2 (4.4 MiB of code)"
+[ "$w" = $((zc + cw)) ] || fail "libbig.so: $zc zero-copy + $cw copied is not its $w windows"
+[ "$(jneed "$f" ".explain.program.objects[$i].page_cache.windows")" = "$pw" ] || fail "page_cache.windows is not prime --check's $pw"
+[ "$(jneed "$f" ".explain.program.objects[$i].page_cache.huge")" = "$ph" ] || fail "page_cache.huge is not prime --check's $ph"
+if [ "$ph" = "$pw" ]; then
+	[ "$zc" = "$w" ] || fail "every window of libbig.so is huge in the page cache, yet $zc of $w are zero-copy"
+fi
+[ "$(jneed "$f" ".explain.program.objects[$i].huge_folios")" != false ] || [ "$zc" = "$ph" ] ||
+	fail "no huge folios, yet more zero-copy windows ($zc) than huge in the cache ($ph)"
+: "$pnc"
+# The program itself: check's planner (a PIE: the windows glibc gets wherever it loads).
+t chk -- "$TOOL" check --json "$W/prog"
+json "$OUT"
+emin=$(jneed "$OUT.flat" .eligible_bytes.glibc.min)
+j0=$(jindex "$f" .explain.program.objects path "$W/prog")
+[ "$(jneed "$f" ".explain.program.objects[$j0].windows")" = $((emin / H)) ] || fail "the program's windows are not check's ($((emin / H)))"
+# Totals and the cost figures.
+tw=$(jneed "$f" .explain.program.windows); tc=$(jneed "$f" .explain.program.copy_windows)
+[ "$(jneed "$f" .explain.program.memory_per_process_bytes)" = $((tc * H)) ] || fail "memory per process is not the copied windows' size"
+if [ "$tc" -gt 0 ]; then
+	rate=$(jneed "$f" .explain.program.copy_rate.window_ns)
+	[ "$rate" -gt 0 ] || fail "no copy rate measured"
+	[ "$(jneed "$f" .explain.program.startup_ns)" = $((rate * tc)) ] || fail "startup_ns is not copied windows x the measured time"
+fi
+t progtext -- "$TOOL" status --explain --probe-dir "$W/probe" "$W/prog"
+expect_rc 0
+expect_out "^- $W/prog and the [0-9]+ objects it loads .*: .* of text; $tw whole 2 MiB windows? \\([^)]*\\) would move"
+expect_out "^  $W/libbig.so +[0-9.]+[KM] +$w +$zc +$cw "
+if [ "$tc" -gt 0 ]; then
+	expect_out "^- $tc windows? \\([^)]*\\) (is|are) copied into anonymous memory by the [a-z]+ backend"
+	expect_out "^- start-up: about [0-9.]+ ms to copy them, from [0-9]+ copies of 2 MiB measured here just now"
+else
+	grep -q "copied into anonymous memory" "$OUT" && fail "nothing to copy, yet a copy sentence"
+fi
+[ "$zc" -gt 0 ] && expect_out "^- [0-9]+ windows? \\([^)]*\\) comes? zero-copy from the page cache"
+
+# Bad input.
+t missing -- "$TOOL" status --explain "$W/nope"
+expect_bad 1 "a PROGRAM that does not exist" "$W/nope: No such file or directory"
+t dir -- "$TOOL" status --explain "$W"
+expect_bad 1 "a PROGRAM that is a directory" "$W: not a regular file"
+t notelf -- "$TOOL" status --explain "$W/main.c"
+expect_bad 1 "a PROGRAM that is not ELF" "main.c: not an ELF file"
+t noexplain -- "$TOOL" status /bin/ls
+expect_bad 2 "a PROGRAM without --explain" "unexpected argument '/bin/ls' \\(a PROGRAM goes with --explain\\)"
+
+pass
