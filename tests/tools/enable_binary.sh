@@ -35,12 +35,18 @@ fi
 mkdir "$W/etc" && cp -a /etc/. "$W/etc/" || fail "cannot copy /etc"
 mount --bind "$W/etc" /etc || fail "cannot bind-mount the copy over /etc"
 [ "$(stat -c %d:%i /etc)" = "$(stat -c %d:%i "$W/etc")" ] || fail "/etc is not the private copy: stopping before any write"
+[ -e /etc/ld.so.preload ] && cp -p /etc/ld.so.preload "$W/real.preload"
 rm -f /etc/ld.so.preload
 rm -rf /etc/enormoustext
 
 lib=$("$TOOL" run --dry-run -- true | sed -n 's/^LD_PRELOAD=//p')
 [ -f "$lib" ] || fail "cannot tell which library run uses ($lib)"
 entry=${lib%/*}/enormoustext/preload/${lib##*/}
+# The link lives beside the library (this build tree), outside the private
+# /etc: one a stopped run left is removed first, and this run's at the end.
+grep -qsF "$entry" "$W/real.preload" && skip "this system's /etc/ld.so.preload names $entry: the build tree's library is in use host-wide"
+[ -L "$entry" ] && { note "a link left by an earlier run: removed"; rm -f "$entry"; }
+EXIT_HOOKS+=('[ -L "$entry" ] && rm -f "$entry"; rmdir "${entry%/*}" "${entry%/*/*}" 2>/dev/null')
 fresh listed; L=$F
 fresh other; U=$F
 nothing_written() {
