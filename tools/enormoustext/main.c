@@ -12,6 +12,8 @@
  *   enormoustext record -o FILE -- COMMAND...
  *   enormoustext profile show|merge|order ...
  *   enormoustext collapse [--jit] [--profile FILE] [--dry-run] [--watch SECONDS] [--json] PID...
+ *   enormoustext enable UNIT [--env NAME=VALUE]... [--prime] | --binary PATH [--dry-run] [--root DIR]
+ *   enormoustext disable UNIT | --binary PATH [--dry-run] [--root DIR]
  *
  * Owns: the list of subcommands, the top-level help, et_tool_cmd and the
  * error and usage messages (et_tool_err, et_tool_usage,
@@ -45,6 +47,8 @@ static const struct {
 	{ "record", et_cmd_record, "run a program and write a profile of where its threads execute" },
 	{ "profile", et_cmd_profile, "show|merge|order: hot windows, summed profiles, a link order" },
 	{ "collapse", et_cmd_collapse, "put running processes' text or JIT code on huge pages, from outside" },
+	{ "enable", et_cmd_enable, "turn the library on for a systemd service, or one program host-wide" },
+	{ "disable", et_cmd_disable, "undo enable: exactly what it wrote goes, what was there comes back" },
 };
 
 static void vmsg(const char *fmt, va_list ap)

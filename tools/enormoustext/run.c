@@ -51,8 +51,6 @@ enum {
 struct run_ctx {
 	const char *val[ET_OPT__COUNT];
 	char *joined[ET_OPT__COUNT];   /* storage for repeated glob options */
-	int bad_id;
-	const char *bad_value, *bad_accepts;
 };
 
 /* "ENORMOUSTEXT_MIN_BYTES" -> "min-bytes"; "ENORMOUSTEXT" -> "enable". */
@@ -92,14 +90,19 @@ static const char *metavar(const char *accepts)
 	return "VALUE";
 }
 
-static bool table_has(const char *var)
+int et_tool_option_index(const char *var)
 {
 	size_t n;
 	const struct et_option_desc *t = et_option_table(&n);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++)
 		if (!strcmp(t[i].name, var))
-			return true;
-	return false;
+			return (int)i;
+	return -1;
+}
+
+static bool table_has(const char *var)
+{
+	return et_tool_option_index(var) >= 0;
 }
 
 static bool exists_file(const char *p)
@@ -215,23 +218,25 @@ static char *compose_preload(const char *lib, const char *old)
 	return out;
 }
 
+int et_tool_library(const char *lib_opt, char *abs, size_t cap)
+{
+	char lib[PATH_MAX], tried[3 * PATH_MAX];
+	const char *env_lib = getenv(ET_OPTION_LIB_VAR);
+	if (lib_opt)
+		return check_library("--lib", " ", lib_opt, abs, cap);
+	if (env_lib)
+		return check_library(ET_OPTION_LIB_VAR, "=", env_lib, abs, cap);
+	if (default_library(lib, sizeof lib, tried, sizeof tried))
+		return check_library("library", " ", lib, abs, cap);
+	et_tool_err("cannot find libenormoustext.so (looked for %s): give --lib PATH or set "
+	            ET_OPTION_LIB_VAR, tried);
+	return ET_EXIT_BAD;
+}
+
 char *et_tool_preload(const char *lib_opt)
 {
-	char lib[PATH_MAX], abs[PATH_MAX + 8], tried[3 * PATH_MAX];
-	const char *env_lib = getenv(ET_OPTION_LIB_VAR);
-	int rc;
-	if (lib_opt) {
-		rc = check_library("--lib", " ", lib_opt, abs, sizeof abs);
-	} else if (env_lib) {
-		rc = check_library(ET_OPTION_LIB_VAR, "=", env_lib, abs, sizeof abs);
-	} else if (default_library(lib, sizeof lib, tried, sizeof tried)) {
-		rc = check_library("library", " ", lib, abs, sizeof abs);
-	} else {
-		et_tool_err("cannot find libenormoustext.so (looked for %s): give --lib PATH or set "
-		            ET_OPTION_LIB_VAR, tried);
-		rc = ET_EXIT_BAD;
-	}
-	if (rc)
+	char abs[PATH_MAX + 8];
+	if (et_tool_library(lib_opt, abs, sizeof abs))
 		return NULL;
 	char *preload = compose_preload(abs, getenv("LD_PRELOAD"));
 	if (!preload)
@@ -239,29 +244,37 @@ char *et_tool_preload(const char *lib_opt)
 	return preload;
 }
 
-static const char *ctx_get(const char *name, void *vctx)
+struct check_ctx {
+	const char *const *val;
+	int bad_id;
+	const char *bad_value, *bad_accepts;
+};
+
+static const char *check_get(const char *name, void *vctx)
 {
-	struct run_ctx *c = vctx;
-	size_t n;
-	const struct et_option_desc *t = et_option_table(&n);
-	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++)
-		if (!strcmp(t[i].name, name))
-			return c->val[i];
-	return NULL;
+	struct check_ctx *c = vctx;
+	int i = et_tool_option_index(name);
+	return i >= 0 ? c->val[i] : NULL;
 }
 
-static void ctx_warn(const char *name, const char *value, const char *accepts, void *vctx)
+static void check_warn(const char *name, const char *value, const char *accepts, void *vctx)
 {
-	struct run_ctx *c = vctx;
+	struct check_ctx *c = vctx;
 	if (c->bad_id >= 0)
 		return;
-	size_t n;
-	const struct et_option_desc *t = et_option_table(&n);
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(t[i].name, name))
-			c->bad_id = (int)i;
+	c->bad_id = et_tool_option_index(name);
 	c->bad_value = value;
 	c->bad_accepts = accepts;
+}
+
+int et_tool_options_bad(const char *const val[ET_OPT__COUNT], const char **accepts)
+{
+	struct check_ctx c = { .val = val, .bad_id = -1 };
+	struct et_options parsed;
+	et_options_parse(&parsed, check_get, check_warn, &c);
+	if (c.bad_id >= 0 && accepts)
+		*accepts = c.bad_accepts;
+	return c.bad_id;
 }
 
 /* Shell-quote for display when needed. */
@@ -349,7 +362,7 @@ int et_cmd_run(int argc, char **argv)
 	lo[k++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
 	lo[k++] = (struct option){ NULL, 0, NULL, 0 };
 
-	struct run_ctx c = { .bad_id = -1 };
+	struct run_ctx c = { .val = { NULL } };
 	const char *lib_opt = NULL;
 	bool dry = false;
 	int vcount = 0, rc = ET_EXIT_OK;
@@ -402,13 +415,12 @@ int et_cmd_run(int argc, char **argv)
 	}
 
 	/* Check every value with the library's own parser. */
-	struct et_options parsed;
-	et_options_parse(&parsed, ctx_get, ctx_warn, &c);
-	if (c.bad_id >= 0) {
+	const char *accepts = "";
+	int bad = et_tool_options_bad(c.val, &accepts);
+	if (bad >= 0) {
 		char name[40];
-		long_name(t[c.bad_id].name, name, sizeof name);
-		rc = et_tool_usage("option '--%s %s' is not valid: it accepts %s", name, c.bad_value,
-		                   c.bad_accepts);
+		long_name(t[bad].name, name, sizeof name);
+		rc = et_tool_usage("option '--%s %s' is not valid: it accepts %s", name, c.val[bad], accepts);
 		goto out;
 	}
 	/* The library only says at exit that it could not write the report:

@@ -64,6 +64,8 @@ int et_cmd_prime(int argc, char **argv);
 int et_cmd_record(int argc, char **argv);
 int et_cmd_profile(int argc, char **argv);
 int et_cmd_collapse(int argc, char **argv);
+int et_cmd_enable(int argc, char **argv);
+int et_cmd_disable(int argc, char **argv);
 
 /* ------------------------------------------------------------- JSON */
 
@@ -129,6 +131,16 @@ void et_tool_out_error(const char *name, const struct et_out *o, int err);
  * (--lib), else $ENORMOUSTEXT_LIB, else this command's default; NULL after
  * one line saying why.  Free it. */
 char *et_tool_preload(const char *lib_opt);
+/* The library alone, by the same rules, checked (a regular ELF file) and
+ * made absolute into abs: 0, or ET_EXIT_BAD after one line saying why. */
+int et_tool_library(const char *lib_opt, char *abs, size_t cap);
+/* The index of variable `var` (ENORMOUSTEXT_...) in the library's option
+ * table, or -1. */
+int et_tool_option_index(const char *var);
+/* Values of the table's variables (val[i] for the i-th; NULL: not given)
+ * checked by the library's own parser: -1 when all are good, else the
+ * index of the first bad one (*accepts: what it accepts). */
+int et_tool_options_bad(const char *const val[ET_OPT__COUNT], const char **accepts);
 
 /* ----------------------------------------------------------- profile */
 

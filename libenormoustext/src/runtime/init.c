@@ -30,6 +30,7 @@
 #include "core/options.h"
 #include "core/sysinfo.h"
 #include "runtime/defer.h"
+#include "runtime/hostwide.h"
 #include "runtime/jit.h"
 #include "runtime/objects.h"
 #include "runtime/other.h"
@@ -292,6 +293,11 @@ __attribute__((constructor)) static void et_constructor(void)
 		return;
 	if (getauxval(AT_SECURE)) {
 		run->reason = ET_R_SECURE;
+		return;
+	}
+	/* /etc/ld.so.preload: only the listed programs (runtime/hostwide.c) */
+	if (et_hostwide_stands_down()) {
+		run->reason = ET_R_OFF;
 		return;
 	}
 	struct start_ctx c = { .nenv = 0, .nwarn = 0 };

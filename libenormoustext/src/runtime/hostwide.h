@@ -1,0 +1,17 @@
+/*
+ * runtime/hostwide.h — the host-wide preload (/etc/ld.so.preload): only the
+ * programs listed act (runtime/hostwide.c).
+ */
+#ifndef ET_RUNTIME_HOSTWIDE_H
+#define ET_RUNTIME_HOSTWIDE_H
+
+#include "core/base.h"
+
+/* True when this copy was loaded through the host-wide entry (a directory
+ * ending in core/hostwide.h's ET_HOSTWIDE_DIR) and this process's program
+ * is not in ET_HOSTWIDE_LIST: then the library stands down entirely.  False
+ * for a copy loaded any other way (LD_PRELOAD, linked): the list is not
+ * read. */
+ET_HIDDEN bool et_hostwide_stands_down(void);
+
+#endif

@@ -1,0 +1,127 @@
+#!/bin/bash
+# tool_enable — `enable UNIT` / `disable UNIT` under --root: the drop-in's
+# exact content (the library `run` uses, --env values as the library's
+# parser takes them, %-escaping), written beside and renamed in (a new
+# inode, no temporary left), a foreign file at the path refused and left
+# byte for byte, disable removing exactly that file (and UNIT.d only when
+# empty), --dry-run writing nothing, --prime's ExecStartPre naming the
+# unit's program and the libraries the loader finds (checked against ldd),
+# bad unit names and bad --env refused naming the input.  A real systemd
+# cannot be checked here when it is not PID 1: the test says so.
+. "$(dirname "$0")/lib.sh"
+
+R=$W/root
+mkdir -p "$R"
+D=$R/etc/systemd/system/mariadb.service.d
+DROP=$D/enormoustext.conf
+pid1=$(ps -p 1 -o comm= 2>/dev/null)
+[ "$pid1" = systemd ] || note "PID 1 is '$pid1', not systemd: daemon-reload and a real unit are not checked here"
+lib=$("$TOOL" run --dry-run -- true | sed -n 's/^LD_PRELOAD=//p')
+[ -f "$lib" ] || fail "cannot tell which library run uses ($lib)"
+
+# --- dry run: prints the file and the path, writes nothing
+t dry -- "$TOOL" enable mariadb --root "$R" --dry-run --env VERBOSE=1
+expect_rc 0 "enable --dry-run"
+expect_out "^would write $DROP:\$"
+expect_out "^Environment=LD_PRELOAD=$lib\$"
+[ -z "$(find "$R" -mindepth 1)" ] || fail "--dry-run wrote: $(find "$R" -mindepth 1 | head -3)"
+
+# --- the drop-in
+t en -- "$TOOL" enable mariadb --root "$R" --env VERBOSE=1 --env ENORMOUSTEXT_REPORT=/run/mysqld/et-%p.json --env 'INCLUDE=*/my sql/*'
+expect_rc 0 "enable mariadb"
+expect_out "^wrote $DROP\$"
+expect_out "daemon-reload"
+expect_out "restart .*mariadb.service"
+[ -f "$DROP" ] || fail "no $DROP"
+head -1 "$DROP" | grep -q '^# enormoustext enable:' || fail "the drop-in's first line is not the marker: $(head -1 "$DROP")"
+sed -n '2,$p' "$DROP" | grep -v '^#' >"$W/body"
+printf '%s\n' '[Service]' "Environment=LD_PRELOAD=$lib" 'Environment="ENORMOUSTEXT_INCLUDE=*/my sql/*"' \
+	'Environment=ENORMOUSTEXT_VERBOSE=1' 'Environment=ENORMOUSTEXT_REPORT=/run/mysqld/et-%%p.json' >"$W/want"
+sort "$W/body" >"$W/body.s"; sort "$W/want" >"$W/want.s"
+cmp -s "$W/body.s" "$W/want.s" || fail "drop-in content: $(diff "$W/want.s" "$W/body.s")"
+[ "$(stat -c %a "$DROP")" = 644 ] || fail "the drop-in is mode $(stat -c %a "$DROP"), expected 644"
+if command -v systemd-analyze >/dev/null; then
+	{ printf '[Unit]\nDescription=check\n[Service]\nExecStart=/bin/true\n'; sed -n '/^\[Service\]/,$p' "$DROP" | tail -n +2; } >"$W/et-check.service"
+	t verify -- systemd-analyze verify "$W/et-check.service"
+	expect_rc 0 "systemd-analyze verify of the drop-in's lines"
+	[ ! -s "$ERR" ] || fail "systemd-analyze has something to say: $(head -3 "$ERR")"
+fi
+
+# --- written again: renamed in (a new inode), no temporary left, same bytes
+ino=$(stat -c %i "$DROP"); cp "$DROP" "$W/first"
+t again -- "$TOOL" enable mariadb.service --root "$R" --env VERBOSE=1 --env ENORMOUSTEXT_REPORT=/run/mysqld/et-%p.json --env 'INCLUDE=*/my sql/*'
+expect_rc 0 "enable again (its own file)"
+[ "$(stat -c %i "$DROP")" != "$ino" ] || fail "rewritten in place (same inode $ino): not renamed in"
+cmp -s "$DROP" "$W/first" || fail "the same options wrote another file"
+[ "$(find "$D" -mindepth 1 | wc -l)" = 1 ] || fail "something besides the drop-in in $D: $(ls -A "$D")"
+
+# --- --env refused, naming the input; nothing changed
+for bad in 'VERBOS=1|VERBOS.*did you mean ENORMOUSTEXT_VERBOSE' 'VERBOSE=7|VERBOSE=7.*accepts' \
+	'MIN_BYTES=lots|MIN_BYTES=lots' 'noequals|noequals.*NAME=VALUE' 'ENORMOUSTEXT_LIB=/x|ENORMOUSTEXT_LIB is not a variable'; do
+	t badenv -- "$TOOL" enable mariadb --root "$R" --env "${bad%%|*}"
+	expect_bad 2 "--env ${bad%%|*}" "${bad#*|}"
+	cmp -s "$DROP" "$W/first" || fail "a refused --env changed the drop-in"
+done
+t twice -- "$TOOL" enable mariadb --root "$R" --env VERBOSE=1 --env VERBOSE=2
+expect_bad 2 "--env given twice" "VERBOSE.*twice"
+
+# --- unit names systemd refuses
+for bad in 'a/b|a/b.*/' '@x|@x' 'x.socket|socket' 'a@b@c|more than one' "$(printf 'x%.0s' $(seq 1 260))|255"; do
+	t badunit -- "$TOOL" enable "${bad%%|*}" --root "$R"
+	expect_bad 2 "unit ${bad%%|*}" "${bad#*|}"
+done
+[ "$(find "$R" -type f | wc -l)" = 1 ] || fail "a refused unit name wrote a file: $(find "$R" -type f)"
+
+# --- a foreign file at the path: never replaced nor removed
+F=$R/etc/systemd/system/redis.service.d/enormoustext.conf
+mkdir -p "${F%/*}"; printf '[Service]\nEnvironment=FOO=bar\n' >"$F"; cp "$F" "$W/foreign"
+t foreign -- "$TOOL" enable redis --root "$R"
+expect_bad 1 "enable over a foreign file" "redis.service.d/enormoustext.conf.*not written by"
+cmp -s "$F" "$W/foreign" || fail "enable changed a foreign file"
+t foreign_dis -- "$TOOL" disable redis --root "$R"
+expect_bad 1 "disable of a foreign file" "redis.service.d/enormoustext.conf.*not written by.*not removed"
+cmp -s "$F" "$W/foreign" || fail "disable changed a foreign file"
+
+# --- disable: exactly the file, UNIT.d only when empty
+printf '[Service]\nNice=5\n' >"$D/50-mine.conf"
+t dis_dry -- "$TOOL" disable mariadb --root "$R" --dry-run
+expect_rc 0; expect_out "^would remove $DROP\$"
+[ -f "$DROP" ] || fail "disable --dry-run removed the drop-in"
+t dis -- "$TOOL" disable mariadb --root "$R"
+expect_rc 0 "disable"
+expect_out "^removed $DROP\$"
+[ ! -e "$DROP" ] || fail "disable left $DROP"
+[ -f "$D/50-mine.conf" ] || fail "disable removed another drop-in"
+rm "$D/50-mine.conf"
+t en2 -- "$TOOL" enable mariadb --root "$R"
+t dis2 -- "$TOOL" disable mariadb --root "$R" --no-reload
+expect_rc 0; expect_out "removed $D \(empty\)"
+[ ! -e "$D" ] || fail "disable left the empty $D"
+t dis3 -- "$TOOL" disable mariadb --root "$R"
+expect_bad 1 "disable when not enabled" "mariadb.service.d/enormoustext.conf.*not enabled"
+
+# --- --prime: the program from ExecStart= (a drop-in resetting it wins),
+# its libraries as the loader finds them (compared with ldd's)
+prog=$TT_BIN/tt_hold
+mkdir -p "$R/lib/systemd/system" "$R/etc/systemd/system/web.service.d"
+printf '[Unit]\nDescription=web\n[Service]\nExecStart=/bin/false --x\nEnvironment=LD_PRELOAD=/opt/other.so\n' >"$R/lib/systemd/system/web.service"
+printf '[Service]\nExecStart=\nExecStart=-%s --wait\n' "$prog" >"$R/etc/systemd/system/web.service.d/20-prog.conf"
+t prime -- "$TOOL" enable web --prime --root "$R"
+expect_rc 0 "enable --prime"
+grep -q "already sets LD_PRELOAD.*web.service.*replaces" "$ERR" || fail "no warning about the unit's own LD_PRELOAD"
+[ "$(wc -l <"$ERR")" = 1 ] || fail "the warning is not one line"
+pre=$(sed -n 's/^ExecStartPre=//p' "$R/etc/systemd/system/web.service.d/enormoustext.conf")
+libs=$(ldd "$prog" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | tr '\n' ' ')
+want="-$(readlink -f "$TOOL") prime $prog ${libs% }"
+[ "$pre" = "$want" ] || fail "ExecStartPre is '$pre', expected '$want'"
+note "ExecStartPre=$pre"
+# the line runs as systemd would run it (the '-' is systemd's)
+read -r -a words <<<"${pre#-}"
+t prime_run -- "${words[0]}" "${words[1]}" --check "${words[@]:2}"
+expect_rc 0 "the ExecStartPre command (with --check)"
+printf '[Unit]\nDescription=none\n[Service]\nType=oneshot\n' >"$R/lib/systemd/system/noexec.service"
+t prime_noexec -- "$TOOL" enable noexec --prime --root "$R"
+expect_bad 1 "--prime without ExecStart" "noexec.service: no ExecStart"
+[ ! -e "$R/etc/systemd/system/noexec.service.d" ] || fail "a refused --prime wrote something"
+
+pass

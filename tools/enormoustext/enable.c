@@ -1,0 +1,1587 @@
+/*
+ * tools/enormoustext/enable.c — `enormoustext enable` and `disable`: turn
+ * the library on for a systemd service, or for one program host-wide,
+ * persistently, and off again leaving exactly what was there before.
+ *
+ *   enable UNIT [--env NAME=VALUE]... [--prime] [--lib PATH] [--dry-run] [--no-reload] [--root DIR]
+ *   disable UNIT [--dry-run] [--no-reload] [--root DIR]
+ *   enable --binary PATH [--lib PATH] [--dry-run] [--root DIR]
+ *   disable --binary PATH [--dry-run] [--root DIR]
+ *
+ * A unit: the drop-in /etc/systemd/system/UNIT.d/enormoustext.conf, whose
+ * first line is MARKER (a file there without it is someone else's and is
+ * never replaced nor removed): Environment=LD_PRELOAD=<the library `run`
+ * uses>, each --env checked with the library's own parser (run.c's
+ * et_tool_options_bad), and with --prime an ExecStartPre= that primes the
+ * unit's program and its shared libraries.
+ *
+ * A binary: /etc/ld.so.preload names the library through a path of its
+ * own (LIBDIR/enormoustext/preload/NAME, a symbolic link made here, see
+ * core/hostwide.h), and /etc/enormoustext/binaries lists the programs
+ * that act; every other program loads the library and its constructor
+ * stands down at once (runtime/hostwide.c).  The ld.so.preload there
+ * before is kept byte for byte (ld.so.preload.orig, or a note that there
+ * was none: ld.so.preload.none) and put back when the list becomes empty.
+ *
+ * Every file is written beside and renamed in (core/outfile.c), made
+ * 0644, fsync'ed, and its directory too.  --root DIR puts DIR before every
+ * path written and every unit file read (tests, image building); the
+ * program, its libraries and the library are taken as this system has
+ * them.
+ *
+ * Owns: `enable`, `disable`: the drop-in, the include list, the entry in
+ * ld.so.preload and its backup, the link.
+ * May call: core (options, outfile, hostwide names), run.c (the library,
+ * the options' check), libelf.
+ * Never: writes a file it did not write (no MARKER), or the loader's list
+ * without first running a program with the library loaded through the
+ * new path.
+ */
+#include "tool.h"
+
+#include "core/hostwide.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MARKER "# enormoustext enable:"
+#define DROPIN "enormoustext.conf"
+#define LIST_BACKUP "/etc/enormoustext/ld.so.preload.orig"
+#define LIST_NONE "/etc/enormoustext/ld.so.preload.none"
+
+enum { OPT_ENV = 1000, OPT_PRIME, OPT_LIB, OPT_DRY, OPT_NO_RELOAD, OPT_ROOT, OPT_BINARY, OPT_HELP };
+
+struct ctx {
+	bool enable, dry, no_reload, prime;
+	const char *root;          /* "" for the real one */
+	const char *lib_opt;
+	const char *env[ET_OPT__COUNT];
+};
+
+/* ---------------------------------------------------------- small files */
+
+static void rooted(const struct ctx *c, char *out, size_t cap, const char *path)
+{
+	snprintf(out, cap, "%s%s", c->root, path);
+}
+
+/* The whole file in a malloc'd buffer (NUL-terminated); 0 or -errno. */
+static int slurp(const char *path, char **buf, size_t *len)
+{
+	*buf = NULL;
+	*len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	size_t cap = (size_t)st.st_size + 1, n = 0;
+	char *b = malloc(cap + 1);
+	for (;;) {
+		if (!b) {
+			close(fd);
+			return -ENOMEM;
+		}
+		ssize_t r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(b);
+			close(fd);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n == cap) {
+			cap *= 2;
+			char *nb = realloc(b, cap + 1);
+			if (!nb)
+				free(b);
+			b = nb;
+		}
+	}
+	close(fd);
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+static bool has_marker(const char *buf)
+{
+	return !strncmp(buf, MARKER, strlen(MARKER));
+}
+
+static void sync_dir_of(const char *path)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *s = strrchr(dir, '/');
+	if (!s)
+		return;
+	if (s == dir)
+		s[1] = '\0';
+	else
+		*s = '\0';
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* path written beside and renamed in, mode, fsync'ed: 0, or ET_EXIT_BAD
+ * after one line naming path (what was there stays). */
+static int write_atomic(const char *path, const char *data, size_t len, mode_t mode)
+{
+	struct et_out o;
+	int e = et_out_open(&o, path, ET_OUT_NOFOLLOW | ET_OUT_FILES_ONLY);
+	if (e) {
+		et_tool_out_error(path, &o, e);
+		return ET_EXIT_BAD;
+	}
+	e = et_out_write(&o, data, len);
+	if (!e && o.mode == ET_OUT_REPLACE && fchmod(o.fd, mode) != 0)
+		e = -errno;
+	if (!e && fsync(o.fd) != 0)
+		e = -errno;
+	if (e) {
+		et_out_abort(&o);
+		et_tool_out_error(path, NULL, e);
+		return ET_EXIT_BAD;
+	}
+	e = et_out_commit(&o);
+	if (e) {
+		et_tool_out_error(path, &o, e);
+		return ET_EXIT_BAD;
+	}
+	sync_dir_of(path);
+	return 0;
+}
+
+/* mkdir -p of the directory that holds path (0755); 0 or ET_EXIT_BAD. */
+static int make_parents(const char *path)
+{
+	char d[PATH_MAX];
+	snprintf(d, sizeof d, "%s", path);
+	char *s = strrchr(d, '/');
+	if (!s || s == d)
+		return 0;
+	*s = '\0';
+	for (char *p = d + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char keep = *p;
+			*p = '\0';
+			struct stat st;
+			if (mkdir(d, 0755) != 0 && errno != EEXIST) {
+				et_tool_err("cannot make the directory %s: %s", d, strerror(errno));
+				return ET_EXIT_BAD;
+			}
+			if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
+				et_tool_err("%s: not a directory", d);
+				return ET_EXIT_BAD;
+			}
+			*p = keep;
+			if (!keep)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* rmdir the directory that holds path, and its parents up to and not
+ * including stop, while they are empty. */
+static void remove_empty_parents(const char *path, const char *stop)
+{
+	char d[PATH_MAX];
+	snprintf(d, sizeof d, "%s", path);
+	for (;;) {
+		char *s = strrchr(d, '/');
+		if (!s || s == d)
+			return;
+		*s = '\0';
+		if (!strcmp(d, stop) || rmdir(d) != 0)
+			return;
+	}
+}
+
+/* Run argv with env, stdout into *out (malloc'd, may be NULL), stderr
+ * into *err when err is given (else inherited); the exit status, or -1
+ * when it could not run or was killed. */
+static int capture(char *const argv[], char *const envp[], char **out, char **err)
+{
+	int po[2], pe[2] = { -1, -1 };
+	if (pipe2(po, O_CLOEXEC) != 0)
+		return -1;
+	if (err && pipe2(pe, O_CLOEXEC) != 0) {
+		close(po[0]);
+		close(po[1]);
+		return -1;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul >= 0)
+			dup2(nul, 0);
+		dup2(po[1], 1);
+		if (err)
+			dup2(pe[1], 2);
+		if (envp)
+			execve(argv[0], argv, envp);
+		else
+			execv(argv[0], argv);
+		_exit(127);
+	}
+	close(po[1]);
+	if (err)
+		close(pe[1]);
+	int fds[2] = { po[0], err ? pe[0] : -1 };
+	char *bufs[2] = { NULL, NULL };
+	size_t lens[2] = { 0, 0 };
+	for (int k = 0; k < 2; k++) {
+		if (fds[k] < 0)
+			continue;
+		size_t cap = 0;
+		for (;;) {
+			if (lens[k] + 4096 + 1 > cap) {
+				cap = cap ? cap * 2 : 8192;
+				char *nb = realloc(bufs[k], cap);
+				if (!nb)
+					break;
+				bufs[k] = nb;
+			}
+			ssize_t r = read(fds[k], bufs[k] + lens[k], 4096);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			lens[k] += (size_t)r;
+		}
+		if (bufs[k])
+			bufs[k][lens[k]] = '\0';
+		close(fds[k]);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (out)
+		*out = bufs[0];
+	else
+		free(bufs[0]);
+	if (err)
+		*err = bufs[1];
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* ------------------------------------------------------------------ ELF */
+
+struct elf_facts {
+	int type, machine, klass;
+	bool interp;
+	char interp_path[PATH_MAX];
+};
+
+/* 0, or -1 with *why set ("not an ELF file", ...). */
+static int elf_read(const char *path, struct elf_facts *f, const char **why)
+{
+	memset(f, 0, sizeof *f);
+	*why = "not an ELF file";
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		*why = "not a regular file";
+		return -1;
+	}
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	GElf_Ehdr eh;
+	int rc = -1;
+	if (e && elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh)) {
+		f->type = eh.e_type;
+		f->machine = eh.e_machine;
+		f->klass = gelf_getclass(e);
+		size_t n = 0;
+		if (elf_getphdrnum(e, &n) == 0) {
+			for (size_t i = 0; i < n; i++) {
+				GElf_Phdr ph;
+				if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_INTERP)
+					continue;
+				size_t len = ph.p_filesz < sizeof f->interp_path - 1 ? ph.p_filesz : sizeof f->interp_path - 1;
+				ssize_t r = pread(fd, f->interp_path, len, (off_t)ph.p_offset);
+				f->interp_path[r > 0 ? r : 0] = '\0';
+				f->interp = r > 0;
+			}
+		}
+		rc = 0;
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return rc;
+}
+
+/* This command's own ELF facts: the host's architecture. */
+static int host_elf(struct elf_facts *f)
+{
+	const char *why;
+	return elf_read("/proc/self/exe", f, &why);
+}
+
+/* The library: a shared object of this host's architecture. */
+static int check_lib_elf(const char *lib)
+{
+	struct elf_facts f, h;
+	const char *why;
+	if (elf_read(lib, &f, &why) != 0) {
+		et_tool_err("library %s: %s", lib, why);
+		return ET_EXIT_BAD;
+	}
+	if (f.type != ET_DYN) {
+		et_tool_err("library %s: not a shared object", lib);
+		return ET_EXIT_BAD;
+	}
+	if (host_elf(&h) == 0 && (h.machine != f.machine || h.klass != f.klass)) {
+		et_tool_err("library %s: built for another architecture than this system's", lib);
+		return ET_EXIT_BAD;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- systemd */
+
+static bool systemd_running(void)
+{
+	/* sd_booted(3)'s test */
+	struct stat st;
+	return lstat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static const char *const unit_types[] = { "service", "socket", "target", "device", "mount", "automount",
+	                                      "swap", "timer", "path", "slice", "scope" };
+
+/* "mariadb" -> "mariadb.service"; a name systemd would refuse, or a unit
+ * that is not a service, is a usage error naming it. */
+static int normalise_unit(const char *in, char *out, size_t cap)
+{
+	const char *dot = strrchr(in, '.');
+	bool typed = false;
+	if (dot) {
+		for (size_t i = 0; i < sizeof unit_types / sizeof *unit_types; i++) {
+			if (!strcmp(dot + 1, unit_types[i])) {
+				typed = true;
+				if (i != 0)
+					return et_tool_usage("unit '%s': a %s runs no program of its own: give a service",
+					                     in, unit_types[i]);
+			}
+		}
+	}
+	if (!*in)
+		return et_tool_usage("the unit name is empty");
+	snprintf(out, cap, "%s%s", in, typed ? "" : ".service");
+	size_t n = strlen(out);
+	if (n > 255)   /* UNIT_NAME_MAX - 1 */
+		return et_tool_usage("unit '%s': longer than the 255 characters systemd allows", in);
+	size_t stem = n - strlen(".service");
+	int ats = 0;
+	for (size_t i = 0; i < stem; i++) {
+		char ch = out[i];
+		if (ch == '@') {
+			ats++;
+			continue;
+		}
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		      strchr(":-_.\\", ch)))
+			return et_tool_usage("unit '%s': systemd does not allow the character '%c' in a unit name",
+			                     in, ch);
+	}
+	if (stem == 0 || out[0] == '@')
+		return et_tool_usage("unit '%s': no name before '%s'", in, out[0] == '@' ? "@" : ".service");
+	if (ats > 1)
+		return et_tool_usage("unit '%s': more than one '@'", in);
+	return 0;
+}
+
+/* A word for a unit file's Exec line or Environment= value: '%' and '$'
+ * doubled (systemd's specifiers and variables), quoted when it holds
+ * blanks, quotes or backslashes. */
+static void sd_word(FILE *f, const char *s, bool exec)
+{
+	bool quote = false;
+	for (const char *p = s; *p; p++)
+		if (strchr(" \t\"'\\", *p))
+			quote = true;
+	if (quote)
+		fputc('"', f);
+	for (const char *p = s; *p; p++) {
+		if (*p == '%')
+			fputs("%%", f);
+		else if (exec && *p == '$')
+			fputs("$$", f);
+		else if (quote && (*p == '"' || *p == '\\'))
+			fprintf(f, "\\%c", *p);
+		else
+			fputc(*p, f);
+	}
+	if (quote)
+		fputc('"', f);
+}
+
+static const char *const unit_dirs[] = { "/etc/systemd/system", "/run/systemd/system",
+	                                     "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
+	                                     "/lib/systemd/system" };
+#define N_UNIT_DIRS (sizeof unit_dirs / sizeof *unit_dirs)
+
+struct unit_facts {
+	char exec[PATH_MAX];       /* ExecStart's program, as written */
+	bool preload;              /* an Environment= of LD_PRELOAD elsewhere */
+	char where[PATH_MAX];      /* the first file that had one */
+	char main_file[PATH_MAX];
+};
+
+/* One unit file's [Service] ExecStart= and Environment= lines. */
+static void parse_unit_file(const char *path, struct unit_facts *u)
+{
+	char *buf;
+	size_t len;
+	if (slurp(path, &buf, &len) != 0)
+		return;
+	bool service = false;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (*line == '[') {
+			service = !strncmp(line, "[Service]", 9);
+			continue;
+		}
+		if (!service)
+			continue;
+		if (!strncmp(line, "ExecStart=", 10)) {
+			const char *v = line + 10;
+			while (*v == ' ')
+				v++;
+			if (!*v) {
+				u->exec[0] = '\0';   /* an empty ExecStart= resets the list */
+				continue;
+			}
+			if (u->exec[0])
+				continue;            /* oneshot: the first one */
+			while (*v && strchr("@-:+!", *v))
+				v++;
+			char q = (*v == '"' || *v == '\'') ? *v++ : 0;
+			size_t n = 0;
+			while (v[n] && (q ? v[n] != q : (v[n] != ' ' && v[n] != '\t')) && n + 1 < sizeof u->exec)
+				n++;
+			memcpy(u->exec, v, n);
+			u->exec[n] = '\0';
+		} else if (!strncmp(line, "Environment=", 12) && strstr(line, "LD_PRELOAD=") && !u->preload) {
+			u->preload = true;
+			snprintf(u->where, sizeof u->where, "%s", path);
+		}
+	}
+	free(buf);
+}
+
+static int cmp_base(const void *a, const void *b)
+{
+	return strcmp(strrchr(*(char *const *)a, '/') + 1, strrchr(*(char *const *)b, '/') + 1);
+}
+
+/* The unit as its files on disk say (systemd not running, or --root):
+ * the unit file first found along the search path (the template's for an
+ * instance), then its drop-ins in the order systemd reads them (by file
+ * name, a name in an earlier directory hiding the same in a later one). */
+static void unit_from_files(const struct ctx *c, const char *unit, struct unit_facts *u)
+{
+	char names[2][320];
+	int nn = 0;
+	snprintf(names[nn++], sizeof names[0], "%s", unit);
+	const char *at = strchr(unit, '@');
+	if (at && at[1] != '.')
+		snprintf(names[nn++], sizeof names[0], "%.*s@.service", (int)(at - unit) & 0xff, unit);
+	for (int k = 0; k < nn && !u->main_file[0]; k++) {
+		for (size_t i = 0; i < N_UNIT_DIRS; i++) {
+			char p[PATH_MAX];
+			snprintf(p, sizeof p, "%s%s/%s", c->root, unit_dirs[i], names[k]);
+			if (access(p, R_OK) == 0) {
+				snprintf(u->main_file, sizeof u->main_file, "%s", p);
+				break;
+			}
+		}
+	}
+	if (u->main_file[0])
+		parse_unit_file(u->main_file, u);
+	char *drop[256];
+	size_t nd = 0;
+	for (int k = nn - 1; k >= 0; k--) {
+		for (size_t i = 0; i < N_UNIT_DIRS; i++) {
+			char d[PATH_MAX];
+			snprintf(d, sizeof d, "%s%s/%s.d", c->root, unit_dirs[i], names[k]);
+			DIR *dir = opendir(d);
+			if (!dir)
+				continue;
+			struct dirent *de;
+			while ((de = readdir(dir)) && nd < 256) {
+				size_t l = strlen(de->d_name);
+				if (l < 6 || strcmp(de->d_name + l - 5, ".conf") || !strcmp(de->d_name, DROPIN))
+					continue;
+				bool seen = false;
+				for (size_t j = 0; j < nd; j++)
+					if (!strcmp(strrchr(drop[j], '/') + 1, de->d_name))
+						seen = true;
+				if (seen)
+					continue;
+				char *p = NULL;
+				if (asprintf(&p, "%s/%s", d, de->d_name) < 0)
+					break;
+				drop[nd++] = p;
+			}
+			closedir(dir);
+		}
+	}
+	/* by file name, whichever directory it is in */
+	qsort(drop, nd, sizeof *drop, cmp_base);
+	for (size_t i = 0; i < nd; i++) {
+		parse_unit_file(drop[i], u);
+		free(drop[i]);
+	}
+}
+
+/* The unit as the running systemd has it. */
+static void unit_from_systemd(const char *unit, const char *lib, struct unit_facts *u)
+{
+	char *out = NULL;
+	char *argv[] = { (char *)"/bin/systemctl", (char *)"show", (char *)"-p", (char *)"ExecStart",
+		             (char *)"--value", (char *)unit, NULL };
+	if (access(argv[0], X_OK) != 0)
+		argv[0] = (char *)"/usr/bin/systemctl";
+	if (capture(argv, NULL, &out, NULL) == 0 && out) {
+		/* "{ path=/usr/sbin/mariadbd ; argv[]=... ; ... }" */
+		const char *p = strstr(out, "path=");
+		if (p) {
+			p += 5;
+			size_t n = strcspn(p, " ;\n");
+			snprintf(u->exec, sizeof u->exec, "%.*s", (int)n, p);
+		}
+	}
+	free(out);
+	out = NULL;
+	argv[3] = (char *)"Environment";
+	const char *pl = NULL;
+	size_t ll = strlen(lib);
+	if (capture(argv, NULL, &out, NULL) == 0 && out && (pl = strstr(out, "LD_PRELOAD=")) &&
+	    !(!strncmp(pl + 11, lib, ll) && strchr(" \n", pl[11 + ll]))) {   /* not this drop-in's own */
+		u->preload = true;
+		snprintf(u->where, sizeof u->where, "systemctl show -p Environment %s", unit);
+	}
+	free(out);
+}
+
+/* A bare program name in ExecStart=: systemd looks along a fixed path. */
+static void exec_path(const char *exec, char *out, size_t cap)
+{
+	static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin",
+		                                "/sbin", "/bin" };
+	if (exec[0] == '/' || !exec[0]) {
+		snprintf(out, cap, "%s", exec);
+		return;
+	}
+	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+		if (snprintf(out, cap, "%s/%s", dirs[i], exec) < (int)cap && access(out, X_OK) == 0)
+			return;
+	}
+	snprintf(out, cap, "%s", exec);
+}
+
+/*
+ * The shared libraries of a program, for `prime`: as the program's own
+ * loader finds them, by asking it (`INTERP --list PROGRAM`, what ldd does):
+ * the loader's search has the cache (/etc/ld.so.cache), the hwcaps
+ * subdirectories, DT_RUNPATH against DT_RPATH, $ORIGIN and the default
+ * directories, and only the loader itself gets all of them right.  It maps
+ * the libraries and runs none of their code.  Only a loader owned by root
+ * and writable by no one else is run.  The paths into *libs (malloc'd);
+ * a library the loader does not find is said in one line and left out.
+ * 0 or ET_EXIT_BAD.
+ */
+static int program_libraries(const char *prog, char ***libs, size_t *nlibs)
+{
+	struct elf_facts f;
+	const char *why;
+	*libs = NULL;
+	*nlibs = 0;
+	if (elf_read(prog, &f, &why) != 0) {
+		et_tool_err("--prime: the unit's program %s: %s", prog, why);
+		return ET_EXIT_BAD;
+	}
+	if (!f.interp)
+		return 0;   /* statically linked: no libraries */
+	struct stat st;
+	if (f.interp_path[0] != '/' || stat(f.interp_path, &st) != 0 || st.st_uid != 0 ||
+	    (st.st_mode & 022)) {
+		et_tool_err("--prime: %s: its loader %s is not a root-owned file writable by root only: "
+		            "not run to find its libraries", prog, f.interp_path);
+		return ET_EXIT_BAD;
+	}
+	char *out = NULL;
+	char *argv[] = { f.interp_path, (char *)"--list", (char *)prog, NULL };
+	char *envp[] = { NULL };
+	int rc = capture(argv, envp, &out, NULL);
+	if (rc != 0 || !out) {
+		et_tool_err("--prime: %s --list %s failed (exit status %d)", f.interp_path, prog, rc);
+		free(out);
+		return ET_EXIT_BAD;
+	}
+	char **v = NULL;
+	size_t n = 0;
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		char *arrow = strstr(line, "=> ");
+		if (!arrow)
+			continue;   /* the vdso, the loader itself */
+		char *p = arrow + 3;
+		if (strncmp(p, "not found", 9) == 0) {
+			char *name = line + strspn(line, " \t");
+			et_tool_err("--prime: %s: the loader does not find %.*s: not primed", prog,
+			            (int)(arrow - name > 0 ? arrow - name - 1 : 0), name);
+			continue;
+		}
+		char *end = strstr(p, " (0x");
+		if (end)
+			*end = '\0';
+		if (p[0] != '/')
+			continue;
+		char **nv = realloc(v, (n + 1) * sizeof *v);
+		if (!nv)
+			break;
+		v = nv;
+		v[n++] = strdup(p);
+	}
+	free(out);
+	*libs = v;
+	*nlibs = n;
+	return 0;
+}
+
+static void free_libs(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* systemctl daemon-reload when systemd runs this system; else the advice. */
+static int reload(const struct ctx *c, const char *unit)
+{
+	if (c->no_reload || c->root[0] || !systemd_running()) {
+		printf("run 'systemctl daemon-reload' for systemd to read it%s\n",
+		       c->no_reload ? "" : c->root[0] ? " (--root: not done)" : " (systemd is not running here: not done)");
+	} else {
+		char *argv[] = { (char *)"/bin/systemctl", (char *)"daemon-reload", NULL };
+		if (access(argv[0], X_OK) != 0)
+			argv[0] = (char *)"/usr/bin/systemctl";
+		int rc = capture(argv, NULL, NULL, NULL);
+		if (rc != 0) {
+			et_tool_err("systemctl daemon-reload failed (exit status %d): run it by hand", rc);
+			return ET_EXIT_BAD;
+		}
+		printf("systemctl daemon-reload: done\n");
+	}
+	printf("restart the unit for it to take effect: systemctl restart %s\n", unit);
+	return 0;
+}
+
+static int enable_unit(struct ctx *c, const char *unit_arg)
+{
+	char unit[300];
+	int rc = normalise_unit(unit_arg, unit, sizeof unit);
+	if (rc)
+		return rc;
+	char lib[PATH_MAX + 8];
+	if (et_tool_library(c->lib_opt, lib, sizeof lib))
+		return ET_EXIT_BAD;
+	if (check_lib_elf(lib))
+		return ET_EXIT_BAD;
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/etc/systemd/system/%s.d/" DROPIN, c->root, unit);
+
+	struct unit_facts u = { .exec = "" };
+	bool live = !c->root[0] && systemd_running();
+	if (live)
+		unit_from_systemd(unit, lib, &u);
+	else
+		unit_from_files(c, unit, &u);
+
+	char **libs = NULL;
+	size_t nlibs = 0;
+	char prog[PATH_MAX] = "", self[PATH_MAX] = "";
+	if (c->prime) {
+		if (!u.exec[0]) {
+			et_tool_err("--prime: %s: no ExecStart= found (%s)", unit,
+			            live ? "systemctl show -p ExecStart" :
+			            u.main_file[0] ? u.main_file : "no unit file in the unit directories");
+			return ET_EXIT_BAD;
+		}
+		exec_path(u.exec, prog, sizeof prog);
+		if (program_libraries(prog, &libs, &nlibs))
+			return ET_EXIT_BAD;
+		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+		self[n > 0 ? n : 0] = '\0';
+	}
+
+	/* the file */
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *f = open_memstream(&text, &tlen);
+	if (!f) {
+		free_libs(libs, nlibs);
+		et_tool_err("out of memory");
+		return ET_EXIT_BAD;
+	}
+	fprintf(f, MARKER " written by enormoustext %s; 'enormoustext disable %s' removes it\n"
+	           "# libenormoustext in this service; restart the service after a change.\n"
+	           "[Service]\n", ENORMOUSTEXT_VERSION_STRING, unit);
+	fputs("Environment=", f);
+	char kv[PATH_MAX + 16];
+	snprintf(kv, sizeof kv, "LD_PRELOAD=%s", lib);
+	sd_word(f, kv, false);
+	fputc('\n', f);
+	size_t nt;
+	const struct et_option_desc *t = et_option_table(&nt);
+	for (size_t i = 0; i < nt && i < ET_OPT__COUNT; i++) {
+		if (!c->env[i])
+			continue;
+		char *a = NULL;
+		if (asprintf(&a, "%s=%s", t[i].name, c->env[i]) < 0)
+			continue;
+		fputs("Environment=", f);
+		sd_word(f, a, false);
+		fputc('\n', f);
+		free(a);
+	}
+	if (c->prime) {
+		fprintf(f, "# before the start: %s and its libraries (as its own loader finds them:\n"
+		           "# 'ld.so --list') into the page cache as huge pages; '-': a failure never\n"
+		           "# stops the start\n",
+		        prog);
+		fputs("ExecStartPre=-", f);
+		sd_word(f, self, true);
+		fputs(" prime ", f);
+		sd_word(f, prog, true);
+		for (size_t i = 0; i < nlibs; i++) {
+			fputc(' ', f);
+			sd_word(f, libs[i], true);
+		}
+		fputc('\n', f);
+	}
+	fclose(f);
+	free_libs(libs, nlibs);
+
+	if (u.preload)
+		et_tool_err("warning: %s already sets LD_PRELOAD (%s): this drop-in's Environment=LD_PRELOAD= "
+		            "replaces that value", unit, u.where);
+
+	/* what is there now */
+	struct stat st;
+	if (lstat(path, &st) == 0) {
+		char *old;
+		size_t olen;
+		int e = S_ISREG(st.st_mode) ? slurp(path, &old, &olen) : -EINVAL;
+		if (e) {
+			et_tool_err("%s: %s: not replaced", path, e == -EINVAL ? "not a regular file" : strerror(-e));
+			free(text);
+			return ET_EXIT_BAD;
+		}
+		bool ours = has_marker(old);
+		free(old);
+		if (!ours) {
+			et_tool_err("%s exists and was not written by 'enormoustext enable' (no '%s' first line): "
+			            "not replaced", path, MARKER);
+			free(text);
+			return ET_EXIT_BAD;
+		}
+	}
+	if (c->dry) {
+		printf("would write %s:\n%s", path, text);
+		free(text);
+		return 0;
+	}
+	rc = make_parents(path);
+	if (!rc)
+		rc = write_atomic(path, text, tlen, 0644);
+	free(text);
+	if (rc)
+		return rc;
+	printf("wrote %s\n", path);
+	return reload(c, unit);
+}
+
+static int disable_unit(struct ctx *c, const char *unit_arg)
+{
+	char unit[300];
+	int rc = normalise_unit(unit_arg, unit, sizeof unit);
+	if (rc)
+		return rc;
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/etc/systemd/system/%s.d/" DROPIN, c->root, unit);
+	char *old;
+	size_t olen;
+	int e = slurp(path, &old, &olen);
+	if (e == -ENOENT) {
+		et_tool_err("%s: no such file: %s is not enabled", path, unit);
+		return ET_EXIT_BAD;
+	}
+	if (e) {
+		et_tool_err("%s: %s: not removed", path, e == -EINVAL ? "not a regular file" : strerror(-e));
+		return ET_EXIT_BAD;
+	}
+	bool ours = has_marker(old);
+	free(old);
+	if (!ours) {
+		et_tool_err("%s was not written by 'enormoustext enable' (no '%s' first line): not removed", path,
+		            MARKER);
+		return ET_EXIT_BAD;
+	}
+	if (c->dry) {
+		printf("would remove %s\n", path);
+		return 0;
+	}
+	if (unlink(path) != 0) {
+		et_tool_err("%s: cannot remove: %s", path, strerror(errno));
+		return ET_EXIT_BAD;
+	}
+	sync_dir_of(path);
+	printf("removed %s\n", path);
+	char d[PATH_MAX];
+	snprintf(d, sizeof d, "%s", path);
+	*strrchr(d, '/') = '\0';
+	if (rmdir(d) == 0)
+		printf("removed %s (empty)\n", d);
+	return reload(c, unit);
+}
+
+/* ---------------------------------------------------------- --binary */
+
+struct hw {
+	char lib[PATH_MAX + 8];    /* the library, absolute */
+	char entry[PATH_MAX + 64]; /* the path ld.so.preload names: LIBDIR/enormoustext/preload/NAME */
+	char link[PATH_MAX + 64];  /* the same under --root */
+	char preload[PATH_MAX], list[PATH_MAX], backup[PATH_MAX], none[PATH_MAX], etcdir[PATH_MAX];
+};
+
+static void hw_paths(const struct ctx *c, struct hw *h)
+{
+	rooted(c, h->preload, sizeof h->preload, ET_HOSTWIDE_PRELOAD);
+	rooted(c, h->list, sizeof h->list, ET_HOSTWIDE_LIST);
+	rooted(c, h->backup, sizeof h->backup, LIST_BACKUP);
+	rooted(c, h->none, sizeof h->none, LIST_NONE);
+	rooted(c, h->etcdir, sizeof h->etcdir, "/etc");
+}
+
+/* Where removing the link's empty directories stops: LIBDIR (under
+ * --root), the directory the link's "enormoustext/preload" is in. */
+static void link_stop(const struct hw *h, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", h->link);
+	for (int i = 0; i < 3; i++) {
+		char *s = strrchr(out, '/');
+		if (s)
+			*s = '\0';
+	}
+}
+
+static void hw_entry_for(const struct ctx *c, struct hw *h)
+{
+	const char *slash = strrchr(h->lib, '/');
+	snprintf(h->entry, sizeof h->entry, "%.*s/" ET_HOSTWIDE_DIR "/%s", (int)(slash - h->lib), h->lib, slash + 1);
+	snprintf(h->link, sizeof h->link, "%s%s", c->root, h->entry);
+}
+
+/* The paths of the list (malloc'd copies), in order. */
+struct list {
+	char **p;
+	size_t n;
+	bool exists;
+};
+
+static int list_read(const struct hw *h, struct list *l)
+{
+	memset(l, 0, sizeof *l);
+	char *buf;
+	size_t len;
+	int e = slurp(h->list, &buf, &len);
+	if (e == -ENOENT)
+		return 0;
+	if (e) {
+		et_tool_err("%s: %s", h->list, e == -EINVAL ? "not a regular file" : strerror(-e));
+		return ET_EXIT_BAD;
+	}
+	if (!has_marker(buf)) {
+		et_tool_err("%s exists and was not written by 'enormoustext enable' (no '%s' first line): "
+		            "not changed", h->list, MARKER);
+		free(buf);
+		return ET_EXIT_BAD;
+	}
+	l->exists = true;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		line += strspn(line, " \t");
+		size_t n = strlen(line);
+		while (n && strchr(" \t\r", line[n - 1]))
+			line[--n] = '\0';
+		if (!n || line[0] == '#')
+			continue;
+		char **np = realloc(l->p, (l->n + 1) * sizeof *np);
+		if (!np)
+			break;
+		l->p = np;
+		l->p[l->n++] = strdup(line);
+	}
+	free(buf);
+	return 0;
+}
+
+static void list_free(struct list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->p[i]);
+	free(l->p);
+}
+
+static char *list_text(const struct list *l, size_t *len)
+{
+	char *t = NULL;
+	FILE *f = open_memstream(&t, len);
+	if (!f)
+		return NULL;
+	fprintf(f, MARKER " the programs libenormoustext acts in when " ET_HOSTWIDE_PRELOAD " loads it\n"
+	           "# (one resolved path a line; 'enormoustext disable --binary PATH' removes one)\n");
+	for (size_t i = 0; i < l->n; i++)
+		fprintf(f, "%s\n", l->p[i]);
+	fclose(f);
+	return t;
+}
+
+/* Does the loader's list hold entry as one of its words? */
+static bool preload_has(const char *buf, const char *entry)
+{
+	size_t n = strlen(entry);
+	for (const char *p = buf; *p;) {
+		if (*p == '#') {
+			p += strcspn(p, "\n");
+			continue;
+		}
+		size_t w = strcspn(p, " \t\n:");
+		if (w == n && !strncmp(p, entry, n))
+			return true;
+		p += w ? w : 1;
+	}
+	return false;
+}
+
+/* The word of ld.so.preload that is a host-wide entry of ours, into out. */
+static bool preload_find_entry(const char *buf, char *out, size_t cap)
+{
+	static const char dir[] = "/" ET_HOSTWIDE_DIR "/";
+	for (const char *p = buf; *p;) {
+		if (*p == '#') {
+			p += strcspn(p, "\n");
+			continue;
+		}
+		size_t w = strcspn(p, " \t\n:");
+		if (w && w < cap) {
+			char word[PATH_MAX + 64];
+			snprintf(word, sizeof word, "%.*s", (int)w, p);
+			const char *s = strrchr(word, '/');
+			if (s && (size_t)(s - word) + 1 >= sizeof dir - 1 &&
+			    !strncmp(s + 1 - (sizeof dir - 1), dir, sizeof dir - 1)) {
+				snprintf(out, cap, "%s", word);
+				return true;
+			}
+		}
+		p += w ? w : 1;
+	}
+	return false;
+}
+
+/* The program: a dynamically linked ELF executable of this architecture;
+ * its resolved path into real. */
+static int check_program(const char *path, char *real, size_t cap)
+{
+	struct elf_facts f, h;
+	const char *why;
+	if (elf_read(path, &f, &why) != 0) {
+		et_tool_err("--binary %s: %s", path, why);
+		return ET_EXIT_BAD;
+	}
+	if (f.type != ET_EXEC && f.type != ET_DYN) {
+		et_tool_err("--binary %s: not an ELF executable", path);
+		return ET_EXIT_BAD;
+	}
+	if (!f.interp) {
+		et_tool_err("--binary %s: %s", path,
+		            f.type == ET_EXEC ? "statically linked: the loader (and /etc/ld.so.preload) never runs for it"
+		                              : "a shared library or a static PIE, not a dynamically linked program");
+		return ET_EXIT_BAD;
+	}
+	if (host_elf(&h) == 0 && (h.machine != f.machine || h.klass != f.klass)) {
+		et_tool_err("--binary %s: built for another architecture than this system's library", path);
+		return ET_EXIT_BAD;
+	}
+	if (access(path, X_OK) != 0) {
+		et_tool_err("--binary %s: not executable", path);
+		return ET_EXIT_BAD;
+	}
+	char buf[PATH_MAX];
+	if (!realpath(path, buf) || strlen(buf) >= cap) {
+		et_tool_err("--binary %s: cannot resolve the path: %s", path, strerror(errno));
+		return ET_EXIT_BAD;
+	}
+	snprintf(real, cap, "%s", buf);
+	return 0;
+}
+
+/* The link entry -> lib (replaced when it points elsewhere); *made says
+ * whether it is new.  0 or ET_EXIT_BAD. */
+static int make_link(const struct hw *h, bool *made)
+{
+	*made = false;
+	char cur[PATH_MAX];
+	ssize_t n = readlink(h->link, cur, sizeof cur - 1);
+	if (n > 0) {
+		cur[n] = '\0';
+		if (!strcmp(cur, h->lib))
+			return 0;
+	} else if (errno != ENOENT) {
+		et_tool_err("%s: exists and is not a symbolic link: not replaced", h->link);
+		return ET_EXIT_BAD;
+	}
+	if (make_parents(h->link))
+		return ET_EXIT_BAD;
+	char tmp[PATH_MAX + 80];
+	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", h->link, (long)getpid());
+	unlink(tmp);
+	if (symlink(h->lib, tmp) != 0 || rename(tmp, h->link) != 0) {
+		et_tool_err("%s: cannot make the link: %s", h->link, strerror(errno));
+		unlink(tmp);
+		return ET_EXIT_BAD;
+	}
+	sync_dir_of(h->link);
+	*made = n <= 0;
+	return 0;
+}
+
+/* A program run with LD_PRELOAD=the new path: exit 0 and not a word from
+ * the loader, or one line naming what it said. */
+static int trial(const struct hw *h, const char *prog)
+{
+	char env0[PATH_MAX + 80];
+	snprintf(env0, sizeof env0, "LD_PRELOAD=%s", h->link);
+	char *argv[] = { (char *)prog, NULL };
+	char *envp[] = { env0, NULL };
+	char *err = NULL;
+	int rc = capture(argv, envp, NULL, &err);
+	bool quiet = !err || !err[0];
+	if (rc != 0 || !quiet) {
+		et_tool_err("trial run 'LD_PRELOAD=%s %s' failed (exit status %d%s%.200s): nothing written", h->link,
+		            prog, rc, quiet ? "" : "; it said: ", quiet ? "" : et_tool_trim(err));
+		free(err);
+		return ET_EXIT_BAD;
+	}
+	free(err);
+	return 0;
+}
+
+static const char *trial_program(void)
+{
+	return access("/bin/true", X_OK) == 0 ? "/bin/true" : "/usr/bin/true";
+}
+
+static int enable_binary(struct ctx *c, const char *path)
+{
+	struct hw h;
+	char real[PATH_MAX];
+	hw_paths(c, &h);
+	if (check_program(path, real, sizeof real))
+		return ET_EXIT_BAD;
+	if (et_tool_library(c->lib_opt, h.lib, sizeof h.lib) || check_lib_elf(h.lib))
+		return ET_EXIT_BAD;
+	hw_entry_for(c, &h);
+
+	struct list l;
+	if (list_read(&h, &l))
+		return ET_EXIT_BAD;
+	bool listed = false;
+	for (size_t i = 0; i < l.n; i++)
+		listed |= !strcmp(l.p[i], real);
+	char *cur = NULL;
+	size_t clen = 0;
+	int e = slurp(h.preload, &cur, &clen);
+	if (e && e != -ENOENT) {
+		et_tool_err("%s: %s: not changed", h.preload, e == -EINVAL ? "not a regular file" : strerror(-e));
+		list_free(&l);
+		return ET_EXIT_BAD;
+	}
+	bool had = e == 0;
+	bool entered = had && preload_has(cur, h.entry);
+	/* the new loader's list: what was there, byte for byte, and a line */
+	size_t nlen = clen + strlen(h.entry) + 2;
+	char *next = malloc(nlen + 1);
+	if (!next) {
+		free(cur);
+		list_free(&l);
+		et_tool_err("out of memory");
+		return ET_EXIT_BAD;
+	}
+	nlen = (size_t)snprintf(next, nlen + 1, "%s%s%s\n", had ? cur : "",
+	                        (had && clen && cur[clen - 1] != '\n') ? "\n" : "", h.entry);
+	if (!listed) {
+		char **np = realloc(l.p, (l.n + 1) * sizeof *np);
+		if (np) {
+			l.p = np;
+			l.p[l.n++] = strdup(real);
+		}
+	}
+	size_t ltlen = 0;
+	char *lt = list_text(&l, &ltlen);
+	int rc = 0;
+	if (c->dry) {
+		printf("would check: LD_PRELOAD=%s %s (exit 0, nothing said)\n", h.link, trial_program());
+		printf("would link %s -> %s\n", h.link, h.lib);
+		printf("would write %s:\n%s", h.list, lt ? lt : "");
+		if (!entered) {
+			printf("would keep %s as it is now in %s\n", h.preload, had ? h.backup : h.none);
+			printf("would write %s:\n%s", h.preload, next);
+		} else {
+			printf("%s already names %s: unchanged\n", h.preload, h.entry);
+		}
+		goto out;
+	}
+	bool made = false;
+	if ((rc = make_link(&h, &made)) != 0)
+		goto out;
+	if ((rc = trial(&h, trial_program())) != 0) {
+		if (made) {
+			char stop[PATH_MAX + 64];
+			link_stop(&h, stop, sizeof stop);
+			unlink(h.link);
+			remove_empty_parents(h.link, stop);
+		}
+		goto out;
+	}
+	if ((rc = make_parents(h.list)) != 0 || (rc = write_atomic(h.list, lt, ltlen, 0644)) != 0)
+		goto out;
+	printf("%s %s in %s\n", listed ? "already listed:" : "listed", real, h.list);
+	if (entered) {
+		printf("%s already names %s\n", h.preload, h.entry);
+		goto out;
+	}
+	/* the backup first, then the loader's list */
+	struct stat st;
+	mode_t mode = had && stat(h.preload, &st) == 0 ? (st.st_mode & 07777) : 0644;
+	if (had) {
+		rc = write_atomic(h.backup, cur, clen, mode);
+		unlink(h.none);
+	} else {
+		static const char note[] = MARKER " there was no " ET_HOSTWIDE_PRELOAD " before\n";
+		rc = write_atomic(h.none, note, sizeof note - 1, 0644);
+		unlink(h.backup);
+	}
+	if (!rc)
+		rc = write_atomic(h.preload, next, nlen, mode);
+	if (rc) {
+		/* the list as it was: nothing half-done */
+		if (!listed && !l.exists) {
+			unlink(h.list);
+		} else if (!listed) {
+			free(l.p[--l.n]);
+			size_t plen;
+			char *pt = list_text(&l, &plen);
+			if (pt)
+				write_atomic(h.list, pt, plen, 0644);
+			free(pt);
+		}
+		goto out;
+	}
+	printf("kept %s as it was in %s\n", h.preload, had ? h.backup : h.none);
+	printf("wrote %s: it names %s -> %s\n", h.preload, h.entry, h.lib);
+	printf("takes effect in each program started from now on\n");
+out:
+	free(lt);
+	free(next);
+	free(cur);
+	list_free(&l);
+	return rc;
+}
+
+/* ld.so.preload without the line (or word) entry: into a malloc'd copy. */
+static char *preload_without(const char *buf, const char *entry, size_t *len)
+{
+	size_t n = strlen(buf), el = strlen(entry);
+	char *out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	for (const char *p = buf; *p;) {
+		size_t ll = strcspn(p, "\n");
+		bool nl = p[ll] == '\n';
+		if (ll == el && !strncmp(p, entry, el)) {
+			p += ll + nl;
+			continue;
+		}
+		memcpy(out + o, p, ll + nl);
+		o += ll + nl;
+		p += ll + nl;
+	}
+	out[o] = '\0';
+	*len = o;
+	return out;
+}
+
+static int disable_binary(struct ctx *c, const char *path)
+{
+	struct hw h;
+	hw_paths(c, &h);
+	struct list l;
+	if (list_read(&h, &l))
+		return ET_EXIT_BAD;
+	if (!l.exists) {
+		et_tool_err("--binary %s: %s does not exist: no program is enabled", path, h.list);
+		return ET_EXIT_BAD;
+	}
+	char real[PATH_MAX];
+	if (!realpath(path, real))
+		snprintf(real, sizeof real, "%s", path);
+	size_t k = 0;
+	bool found = false;
+	for (size_t i = 0; i < l.n; i++) {
+		if (!strcmp(l.p[i], real) || !strcmp(l.p[i], path)) {
+			found = true;
+			free(l.p[i]);
+		} else {
+			l.p[k++] = l.p[i];
+		}
+	}
+	l.n = k;
+	if (!found) {
+		et_tool_err("--binary %s: not in %s", path, h.list);
+		list_free(&l);
+		return ET_EXIT_BAD;
+	}
+	int rc = 0;
+	if (l.n > 0) {
+		size_t len;
+		char *t = list_text(&l, &len);
+		if (c->dry)
+			printf("would write %s:\n%s", h.list, t ? t : "");
+		else if (!t || (rc = write_atomic(h.list, t, len, 0644)) == 0)
+			printf("removed %s from %s (%zu program%s left)\n", real, h.list, l.n, et_tool_s(l.n));
+		free(t);
+		list_free(&l);
+		return rc;
+	}
+	list_free(&l);
+
+	/* the last one: the loader's list as it was */
+	char *cur = NULL, *orig = NULL;
+	size_t clen = 0, olen = 0;
+	int e = slurp(h.preload, &cur, &clen);
+	bool had_cur = e == 0;
+	int eo = slurp(h.backup, &orig, &olen);
+	bool had_orig = eo == 0;
+	bool noted = access(h.none, F_OK) == 0;
+	char entry[PATH_MAX + 64] = "";
+	if (!(had_cur && preload_find_entry(cur, entry, sizeof entry))) {
+		if (!et_tool_library(c->lib_opt, h.lib, sizeof h.lib)) {
+			hw_entry_for(c, &h);
+			snprintf(entry, sizeof entry, "%s", h.entry);
+		}
+	}
+	snprintf(h.entry, sizeof h.entry, "%s", entry);
+	snprintf(h.link, sizeof h.link, "%s%s", c->root, entry);
+	/* what enable wrote: the backup and the entry's line */
+	char *expect = NULL;
+	size_t elen = 0;
+	if (had_orig || noted) {
+		if (asprintf(&expect, "%s%s%s\n", had_orig ? orig : "",
+		             (had_orig && olen && orig[olen - 1] != '\n') ? "\n" : "", entry) >= 0)
+			elen = strlen(expect);
+	}
+	bool as_written = had_cur && expect && elen == clen && !memcmp(expect, cur, clen);
+	struct stat st;
+	mode_t mode = had_orig && stat(h.backup, &st) == 0 ? (st.st_mode & 07777) : 0644;
+	if (c->dry) {
+		if (as_written && had_orig)
+			printf("would put back %s from %s (byte for byte)\n", h.preload, h.backup);
+		else if (as_written)
+			printf("would remove %s (there was none before)\n", h.preload);
+		else if (had_cur && entry[0] && preload_has(cur, entry))
+			printf("would remove the line %s from %s (changed since enable: the rest kept)\n", entry, h.preload);
+		printf("would remove %s, %s%s\n", h.list, had_orig ? h.backup : h.none, entry[0] ? " and the link" : "");
+		goto out;
+	}
+	if (as_written && had_orig) {
+		if ((rc = write_atomic(h.preload, orig, olen, mode)) != 0)
+			goto out;
+		printf("put back %s as it was before (from %s)\n", h.preload, h.backup);
+	} else if (as_written) {
+		if (unlink(h.preload) != 0) {
+			et_tool_err("%s: cannot remove: %s", h.preload, strerror(errno));
+			rc = ET_EXIT_BAD;
+			goto out;
+		}
+		sync_dir_of(h.preload);
+		printf("removed %s (there was none before)\n", h.preload);
+	} else if (had_cur && entry[0] && preload_has(cur, entry)) {
+		size_t nlen;
+		char *n = preload_without(cur, entry, &nlen);
+		if (!n || (rc = write_atomic(h.preload, n, nlen, stat(h.preload, &st) == 0 ? st.st_mode & 07777 : 0644))) {
+			free(n);
+			rc = ET_EXIT_BAD;
+			goto out;
+		}
+		free(n);
+		printf("removed the line %s from %s (it changed since enable: the rest kept as it is)\n", entry,
+		       h.preload);
+	} else {
+		printf("%s does not name the library: left as it is\n", h.preload);
+	}
+	unlink(h.list);
+	unlink(h.backup);
+	unlink(h.none);
+	printf("removed %s\n", h.list);
+	char etc_en[PATH_MAX];
+	rooted(c, etc_en, sizeof etc_en, "/etc/enormoustext");
+	rmdir(etc_en);
+	if (entry[0]) {
+		char cur_l[PATH_MAX];
+		if (readlink(h.link, cur_l, sizeof cur_l) > 0 && unlink(h.link) == 0) {
+			char stop[PATH_MAX + 64];
+			link_stop(&h, stop, sizeof stop);
+			printf("removed the link %s\n", h.link);
+			remove_empty_parents(h.link, stop);
+		}
+	}
+out:
+	free(expect);
+	free(cur);
+	free(orig);
+	return rc;
+}
+
+/* ------------------------------------------------------------- options */
+
+static void help(FILE *f, bool enable)
+{
+	if (enable)
+		fprintf(f,
+		        "usage: enormoustext enable UNIT [--env NAME=VALUE]... [--prime] [--lib PATH]\n"
+		        "                           [--dry-run] [--no-reload] [--root DIR]\n"
+		        "       enormoustext enable --binary PATH [--lib PATH] [--dry-run] [--root DIR]\n"
+		        "\n"
+		        "Turn libenormoustext on, persistently.\n"
+		        "\n"
+		        "UNIT (a systemd service; 'mariadb' means mariadb.service): writes the drop-in\n"
+		        "/etc/systemd/system/UNIT.d/" DROPIN " with Environment=LD_PRELOAD=<the library>,\n"
+		        "then runs 'systemctl daemon-reload' when systemd runs this system.  The\n"
+		        "service must be restarted for it to take effect.\n"
+		        "  --env NAME=VALUE  a variable of the library (ENORMOUSTEXT_VERBOSE=1, or\n"
+		        "                    VERBOSE=1), checked as 'enormoustext run' checks it\n"
+		        "  --prime           ExecStartPre=-enormoustext prime <the unit's program and\n"
+		        "                    its shared libraries> (from ExecStart=)\n"
+		        "  --no-reload       do not run 'systemctl daemon-reload'\n"
+		        "\n"
+		        "--binary PATH (a dynamically linked program, no wrapper, no unit): the\n"
+		        "library goes into /etc/ld.so.preload through a path of its own\n"
+		        "(LIBDIR/" ET_HOSTWIDE_DIR "/, a symbolic link) and PATH, resolved, into\n"
+		        ET_HOSTWIDE_LIST ": every other program loads the library and it does\n"
+		        "nothing there.  The ld.so.preload there before is kept byte for byte and put\n"
+		        "back by 'disable --binary' when no program is left.  Before writing, a\n"
+		        "program is run with the library loaded through the new path.\n"
+		        "\n"
+		        "  --lib PATH        the library (default: as 'enormoustext run' finds it)\n"
+		        "  -n, --dry-run     print what would be written and where; write nothing\n"
+		        "  --root DIR        put DIR before every path written or read under /etc\n"
+		        "                    (and the unit directories, the link): for tests and\n"
+		        "                    image building; the program and the library are this\n"
+		        "                    system's\n"
+		        "  -h, --help        this help\n"
+		        "\n"
+		        "A file there that this command did not write (no '" MARKER "' first line)\n"
+		        "is never replaced.  Exit status: 0 done; 1 a bad input or a failed write\n"
+		        "(nothing changed); 2 usage error.\n");
+	else
+		fprintf(f,
+		        "usage: enormoustext disable UNIT [--dry-run] [--no-reload] [--root DIR]\n"
+		        "       enormoustext disable --binary PATH [--dry-run] [--root DIR]\n"
+		        "\n"
+		        "Undo 'enormoustext enable'.\n"
+		        "\n"
+		        "UNIT: removes /etc/systemd/system/UNIT.d/" DROPIN " (only when 'enable'\n"
+		        "wrote it) and UNIT.d when it is left empty, then 'systemctl daemon-reload'\n"
+		        "(unless --no-reload, or systemd does not run here).  Restart the service.\n"
+		        "\n"
+		        "--binary PATH: takes PATH out of " ET_HOSTWIDE_LIST "; when no program is\n"
+		        "left, puts /etc/ld.so.preload back byte for byte as it was before 'enable'\n"
+		        "(or removes it when there was none), and removes the list and the link.\n"
+		        "\n"
+		        "  -n, --dry-run     print what would be removed; change nothing\n"
+		        "  --root DIR        as for enable (tests, image building)\n"
+		        "  -h, --help        this help\n"
+		        "\n"
+		        "Exit status: 0 done; 1 nothing of enable's there, or a failed change; 2\n"
+		        "usage error.\n");
+}
+
+/* --env NAME=VALUE: NAME is a variable of the table (the prefix may be
+ * left out); usage error otherwise. */
+static int take_env(struct ctx *c, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg)
+		return et_tool_usage("--env '%s': give NAME=VALUE", arg);
+	char name[64];
+	size_t n = (size_t)(eq - arg);
+	bool prefixed = n >= 12 && !strncmp(arg, "ENORMOUSTEXT", 12);
+	if (n >= sizeof name - 16)
+		return et_tool_usage("--env '%s': no such variable", arg);
+	snprintf(name, sizeof name, "%s%.*s", prefixed ? "" : "ENORMOUSTEXT_", (int)n, arg);
+	int id = et_tool_option_index(name);
+	if (id < 0) {
+		const char *near = et_option_nearest(name);
+		if (near)
+			return et_tool_usage("--env '%s': %s is not a variable of libenormoustext (did you mean %s?)",
+			                     arg, name, near);
+		return et_tool_usage("--env '%s': %s is not a variable of libenormoustext", arg, name);
+	}
+	if (strchr(eq + 1, '\n'))
+		return et_tool_usage("--env '%s': a value cannot hold a newline", name);
+	if (c->env[id])
+		return et_tool_usage("--env '%s': %s is given twice", arg, name);
+	c->env[id] = eq + 1;
+	return 0;
+}
+
+static int main_common(int argc, char **argv, bool enable)
+{
+	static const struct option lo[] = {
+		{ "env", required_argument, NULL, OPT_ENV },
+		{ "prime", no_argument, NULL, OPT_PRIME },
+		{ "lib", required_argument, NULL, OPT_LIB },
+		{ "dry-run", no_argument, NULL, OPT_DRY },
+		{ "no-reload", no_argument, NULL, OPT_NO_RELOAD },
+		{ "root", required_argument, NULL, OPT_ROOT },
+		{ "binary", required_argument, NULL, OPT_BINARY },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctx c = { .enable = enable, .root = "" };
+	const char *binary = NULL;
+	bool any_env = false;
+	opterr = 0;
+	int o, rc;
+	while ((o = getopt_long(argc, argv, ":nh", lo, NULL)) != -1) {
+		switch (o) {
+		case 'h':
+		case OPT_HELP:
+			help(stdout, enable);
+			return ET_EXIT_OK;
+		case 'n':
+		case OPT_DRY:
+			c.dry = true;
+			break;
+		case OPT_ENV:
+			if (!enable)
+				return et_tool_usage("--env is an option of 'enable'");
+			if ((rc = take_env(&c, optarg)) != 0)
+				return rc;
+			any_env = true;
+			break;
+		case OPT_PRIME:
+			if (!enable)
+				return et_tool_usage("--prime is an option of 'enable'");
+			c.prime = true;
+			break;
+		case OPT_LIB:
+			c.lib_opt = optarg;
+			break;
+		case OPT_NO_RELOAD:
+			c.no_reload = true;
+			break;
+		case OPT_ROOT:
+			c.root = optarg;
+			break;
+		case OPT_BINARY:
+			binary = optarg;
+			break;
+		default:
+			return et_tool_bad_option(o, argv, optind);
+		}
+	}
+	char root[PATH_MAX] = "";
+	if (c.root[0]) {
+		struct stat st;
+		if (stat(c.root, &st) != 0 || !S_ISDIR(st.st_mode) || !realpath(c.root, root)) {
+			et_tool_err("--root %s: not a directory", c.root);
+			return ET_EXIT_BAD;
+		}
+		if (!strcmp(root, "/"))
+			root[0] = '\0';
+		c.root = root;
+	}
+	if (binary) {
+		if (optind < argc)
+			return et_tool_usage("give either UNIT or --binary PATH, not both ('%s')", argv[optind]);
+		if (any_env || c.prime)
+			return et_tool_usage("--env and --prime are for a unit: with --binary the program's own "
+			                     "environment applies");
+		if (!*binary)
+			return et_tool_usage("--binary: the path is empty");
+		return enable ? enable_binary(&c, binary) : disable_binary(&c, binary);
+	}
+	if (optind >= argc)
+		return et_tool_usage("give a UNIT (a systemd service) or --binary PATH");
+	if (optind + 1 < argc)
+		return et_tool_usage("one UNIT at a time ('%s' is one too many)", argv[optind + 1]);
+	if (enable && any_env) {
+		const char *accepts = "";
+		int bad = et_tool_options_bad(c.env, &accepts);
+		if (bad >= 0) {
+			size_t n;
+			const struct et_option_desc *t = et_option_table(&n);
+			return et_tool_usage("--env '%s=%s' is not valid: it accepts %s", t[bad].name, c.env[bad],
+			                     accepts);
+		}
+	}
+	return enable ? enable_unit(&c, argv[optind]) : disable_unit(&c, argv[optind]);
+}
+
+int et_cmd_enable(int argc, char **argv)
+{
+	return main_common(argc, argv, true);
+}
+
+int et_cmd_disable(int argc, char **argv)
+{
+	return main_common(argc, argv, false);
+}
