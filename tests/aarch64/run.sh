@@ -403,7 +403,7 @@ for exe in bigtext bigtext-nopie; do
 	fi
 	r=$(results_of "$OUT")
 	[ "$r" = "$BASE_RESULTS" ] || { fail "$name" "results differ from the run without the library: '$r' vs '$BASE_RESULTS'"; continue; }
-	if [ "$(nlines "$ERR")" -ne 1 ] || ! grep -qE '^enormoustext: [0-9]+ objects?, .* MiB of .* MiB text on [0-9]+ [MK]iB pages' "$ERR"; then
+	if [ "$(nlines "$ERR")" -ne 1 ] || ! grep -qE '^enormoustext: [0-9]+ of [0-9]+ objects?, .* MiB of .* MiB text on [0-9]+ [MK]iB pages' "$ERR"; then
 		fail "$name" "ENORMOUSTEXT_VERBOSE=1 must print one summary line; stderr: '$(head -3 "$ERR" | tr '\n' '|')'"
 		continue
 	fi

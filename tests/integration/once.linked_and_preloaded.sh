@@ -13,7 +13,7 @@ fresh "$IT_BIN" bigtext bigtext-linked
 baseline -- ./bigtext --expect-none --expect-not-loaded
 run lib ENORMOUSTEXT_VERBOSE=1 LD_PRELOAD="$PRE" -- ./bigtext-linked --expect-huge 95 --kind "$AUTO_KIND" --check-api
 expect_pass "linked and preloaded at once"
-stderr_one_line '^enormoustext: [0-9]+ objects?, .* MiB of .* MiB text on [0-9]+ [MK]iB pages' \
+stderr_one_line '^enormoustext: [0-9]+ of [0-9]+ objects?, .* MiB of .* MiB text on [0-9]+ [MK]iB pages' \
 	"linked and preloaded at once, the library must run once (one summary line)"
 
 pass

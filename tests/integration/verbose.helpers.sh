@@ -9,10 +9,10 @@ std_baseline bigtext
 run tree ENORMOUSTEXT_VERBOSE=1 LD_PRELOAD="$PRE" -- \
 	sh -c 'env true; true; ./bigtext --expect-huge 95 --kind "$1" --expect-loaded' sh "$AUTO_KIND"
 expect_pass "a preloaded tree at ENORMOUSTEXT_VERBOSE=1"
-stderr_one_line "^enormoustext: [0-9]+ objects?, .* MiB of .* MiB text on $H_MIB MiB pages" \
+stderr_one_line "^enormoustext: [0-9]+ of [0-9]+ objects?, .* MiB of .* MiB text on $H_MIB MiB pages" \
 	"only bigtext moves text, so only bigtext speaks"
 run tree2 ENORMOUSTEXT_VERBOSE=2 LD_PRELOAD="$PRE" -- sh -c 'env true'
 [ "$RC" -eq 0 ] || fail "sh -c 'env true' preloaded exited $RC"
-n=$(grep -cE '^enormoustext: [0-9]+ objects?, ' "$ERR")
+n=$(grep -cE '^enormoustext: [0-9]+ of [0-9]+ objects?, ' "$ERR")
 [ "$n" -eq 3 ] || fail "ENORMOUSTEXT_VERBOSE=2: sh, env and true each print a summary; got $n"
 pass

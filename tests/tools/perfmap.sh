@@ -1,7 +1,8 @@
 #!/bin/bash
 # tool_perfmap — a perf map for a process whose text the library moved: the
 # moved function (tt_big_text) named at its address; none without the library;
-# bad inputs.
+# bad inputs; an --output in a missing directory (also through a dangling
+# link) named as given in the one error line.
 . "$(dirname "$0")/lib.sh"
 
 fresh a
@@ -18,6 +19,16 @@ base=$(awk -v f="$F" '$6 == f && $3 == "00000000" { split($1, r, "-"); print r[1
 start=$(printf '%x' $((0x$base + 0x$addr)))
 [ "$(grep -c ' tt_big_text$' "$W/perf.map")" = 1 ] || fail "tt_big_text is not named exactly once"
 grep -q "^$start 600000 tt_big_text\$" "$W/perf.map" || fail "tt_big_text not at $start (base $base + $addr)"
+# An --output that cannot be written: one line naming the path as given
+# (never the temporary beside it, nor where a link led), nothing made.
+ln -s "$W/nodir/target.map" "$W/dangling.map"
+for o in "$W/nodir/perf.map" "$W/dangling.map" "$W/nodir/"; do
+	t badout -- "$TOOL" perfmap --output "$o" "$HPID"
+	expect_bad 1 "perfmap --output $o" "^enormoustext perfmap: ${o//./\\.}: No such file or directory\$"
+	grep -q '\.tmp' "$ERR" && fail "perfmap --output $o: the error names a temporary"
+	expect_no_out
+	[ ! -e "$W/nodir" ] || fail "perfmap --output $o made $W/nodir"
+done
 stop_hold lib "$HPID"
 start_hold base -- "$F"
 t none -- "$TOOL" perfmap --output "$W/none.map" "$HPID"

@@ -18,7 +18,7 @@ fresh b
 t lib -- "$TOOL" run --verbose 1 --report "$W/r.json" -- "$F" --exit 3
 expect_rc 3 "the program's exit status through the library"
 [ "$(wc -l <"$ERR")" -eq 1 ] || fail "--verbose 1: expected exactly one line from the library on stderr"
-grep -qE '^enormoustext: [0-9]+ objects?, .* text on [0-9]+ (MiB|KiB) pages' "$ERR" ||
+grep -qE '^enormoustext: [0-9]+ of [0-9]+ objects?, .* text on [0-9]+ (MiB|KiB) pages' "$ERR" ||
 	fail "--verbose 1: not the library's summary line"
 [ -s "$W/r.json" ] || fail "--report: no report written"
 json "$W/r.json"

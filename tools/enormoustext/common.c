@@ -4,7 +4,8 @@
  * Owns: the stdio end of the core's writers (et_tool_sink_file: the JSON
  * writer and the profile writer onto a FILE), size formatting, trimming,
  * the read of a small file as the command wants it (et_read_file, trimmed),
- * and the parse of a decimal argument.
+ * a sysfs choice ("always [madvise] never") and the "hugepages-<N>kB"
+ * entries of a sysfs directory, and the parse of a decimal argument.
  * May call: core (json, util).
  * Never: writes JSON, a profile or a file by hand (core/json.c,
  * core/profile.c and core/outfile.c do); depends on output.c (the fuzz
@@ -12,8 +13,10 @@
  */
 #include "tool.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -85,6 +88,47 @@ long et_tool_read(const char *path, char *buf, size_t cap)
 	}
 	et_tool_trim(buf);
 	return (long)strlen(buf);
+}
+
+long et_tool_read_choice(const char *path, char *out, size_t cap)
+{
+	char buf[256];
+	if (cap)
+		out[0] = '\0';
+	long n = et_tool_read(path, buf, sizeof buf);
+	if (n < 0)
+		return n;
+	char *l = strchr(buf, '['), *r = l ? strchr(l, ']') : NULL;
+	if (l && r)
+		snprintf(out, cap, "%.*s", (int)(r - l - 1), l + 1);
+	else
+		snprintf(out, cap, "%s", buf);
+	return (long)strlen(out);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+size_t et_tool_size_dirs(const char *dir, uint64_t *sizes, size_t cap)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0;
+	if (!d)
+		return 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < cap) {
+		unsigned long long kb;
+		char tail[8];
+		if (sscanf(e->d_name, "hugepages-%llu%7s", &kb, tail) != 2 || strcmp(tail, "kB"))
+			continue;
+		sizes[n++] = (uint64_t)kb * 1024;
+	}
+	closedir(d);
+	qsort(sizes, n, sizeof *sizes, cmp_u64);
+	return n;
 }
 
 int et_tool_parse_pid(const char *s, long *out)

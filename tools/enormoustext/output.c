@@ -41,11 +41,11 @@ void et_tool_out_error(const char *name, const struct et_out *o, int err)
 		et_tool_err("%s: %s", name, strerror(err < 0 ? -err : err));
 }
 
-FILE *et_tool_out_try(struct et_tool_out *t, const char *path)
+static FILE *out_try(struct et_tool_out *t, const char *path, unsigned flags)
 {
 	t->name = path;
 	t->f = NULL;
-	int e = et_out_open(&t->o, path, 0);
+	int e = et_out_open(&t->o, path, flags);
 	if (e) {
 		if (!t->o.skipped)
 			et_tool_out_error(path, &t->o, e);
@@ -60,12 +60,22 @@ FILE *et_tool_out_try(struct et_tool_out *t, const char *path)
 	return t->f;
 }
 
-FILE *et_tool_out_open(struct et_tool_out *t, const char *path)
+FILE *et_tool_out_try(struct et_tool_out *t, const char *path)
 {
-	FILE *f = et_tool_out_try(t, path);
+	return out_try(t, path, 0);
+}
+
+FILE *et_tool_out_open_flags(struct et_tool_out *t, const char *path, unsigned flags)
+{
+	FILE *f = out_try(t, path, flags);
 	if (!f && t->o.skipped)
 		et_tool_out_error(path, &t->o, -ENXIO);
 	return f;
+}
+
+FILE *et_tool_out_open(struct et_tool_out *t, const char *path)
+{
+	return et_tool_out_open_flags(t, path, 0);
 }
 
 int et_tool_out_close(struct et_tool_out *t)

@@ -1,6 +1,6 @@
 /*
- * tools/enormoustext/stat.c — `enormoustext stat [--json] [--summary]
- * [--proc DIR] (--all | PID...)`: how much of each process's text is on huge
+ * tools/enormoustext/stat.c — `enormoustext stat [--json | --prometheus]
+ * [--summary] [-o FILE] [--proc DIR] (--all | PID...)`: how much of each process's text is on huge
  * pages, per mapped object, from /proc/PID/smaps (parsed by the library's
  * own smaps reader).
  *
@@ -19,9 +19,14 @@
  * own address range.  Anything else executable and anonymous (JIT code) is
  * listed as "[anonymous]"; [vdso] and the like under their own names.
  *
+ * --prometheus writes the same figures as metrics (the text exposition
+ * format, prom.c), with the host's THP modes, hugetlb pools and vmstat
+ * counters of huge pages, for node_exporter's textfile collector; -o writes
+ * any of the three into a file by outfile.c's rules (beside and renamed in).
+ *
  * Owns: `stat`: per process and per object, how much text is huge and of
- * which kind, as text or JSON.
- * May call: core (smaps, json), common.c.
+ * which kind, as text, JSON or Prometheus metrics.
+ * May call: core (smaps, json, sysinfo), common.c, output.c (-o), prom.c.
  * Never: changes the processes it looks at.
  */
 #include "tool.h"
@@ -52,12 +57,12 @@ struct sproc {
 	char comm[64];
 	struct sobj *objs;
 	size_t nobjs, cap;
-	uint64_t text, anon, file, shmem, hugetlb;
+	uint64_t text, copied, anon, file, shmem, hugetlb;
 };
 
 struct stat_opts {
-	bool json, summary, all;
-	const char *proc;
+	bool json, summary, all, prometheus;
+	const char *proc, *output;
 };
 
 static enum vclass classify(const char *path)
@@ -141,6 +146,7 @@ static int collect(const struct et_smaps *sm, struct sproc *p)
 		o->hugetlb += v->hugetlb;
 		o->maps++;
 		p->text += len;
+		p->copied += copied ? len : 0;
 		p->anon += v->anon_huge;
 		p->file += v->file_pmd;
 		p->shmem += v->shmem_pmd;
@@ -159,47 +165,47 @@ static uint64_t proc_huge(const struct sproc *p)
 	return p->anon + p->file + p->shmem + p->hugetlb;
 }
 
-static void print_summary_header(void)
+static void print_summary_header(FILE *f)
 {
-	printf("%8s %9s %9s %9s %9s %9s %9s  %s\n", "PID", "TEXT", "HUGE", "ANON", "FILE", "SHMEM",
+	fprintf(f, "%8s %9s %9s %9s %9s %9s %9s  %s\n", "PID", "TEXT", "HUGE", "ANON", "FILE", "SHMEM",
 	       "HUGETLB", "COMMAND");
 }
 
-static void print_text(const struct sproc *p, const struct stat_opts *o, bool first)
+static void print_text(FILE *out, const struct sproc *p, const struct stat_opts *o, bool first)
 {
 	char a[16], b[16], c[16], d[16], e[16], f[16];
 	if (o->summary) {
-		printf("%8ld %9s %9s %9s %9s %9s %9s  %s\n", p->pid, et_tool_size(a, sizeof a, p->text),
+		fprintf(out, "%8ld %9s %9s %9s %9s %9s %9s  %s\n", p->pid, et_tool_size(a, sizeof a, p->text),
 		       et_tool_size(b, sizeof b, proc_huge(p)), et_tool_size(c, sizeof c, p->anon),
 		       et_tool_size(d, sizeof d, p->file), et_tool_size(e, sizeof e, p->shmem),
 		       et_tool_size(f, sizeof f, p->hugetlb), p->comm);
 		return;
 	}
 	if (!first)
-		putchar('\n');
+		fputc('\n', out);
 	uint64_t h = proc_huge(p);
-	printf("PID %ld (%s): %s of text, %s on huge pages", p->pid, p->comm,
+	fprintf(out, "PID %ld (%s): %s of text, %s on huge pages", p->pid, p->comm,
 	       et_tool_size(a, sizeof a, p->text), et_tool_size(b, sizeof b, h));
 	if (p->text)
-		printf(" (%.0f%%)", 100.0 * (double)h / (double)p->text);
-	printf(": anon %s, file %s, shmem %s, hugetlb %s\n", et_tool_size(c, sizeof c, p->anon),
+		fprintf(out, " (%.0f%%)", 100.0 * (double)h / (double)p->text);
+	fprintf(out, ": anon %s, file %s, shmem %s, hugetlb %s\n", et_tool_size(c, sizeof c, p->anon),
 	       et_tool_size(d, sizeof d, p->file), et_tool_size(e, sizeof e, p->shmem),
 	       et_tool_size(f, sizeof f, p->hugetlb));
 	if (!p->nobjs) {
-		printf("  (no executable mappings)\n");
+		fprintf(out, "  (no executable mappings)\n");
 		return;
 	}
-	printf("%9s %9s %9s %9s %9s %9s  %s\n", "TEXT", "HUGE", "ANON", "FILE", "SHMEM", "HUGETLB",
+	fprintf(out, "%9s %9s %9s %9s %9s %9s  %s\n", "TEXT", "HUGE", "ANON", "FILE", "SHMEM", "HUGETLB",
 	       "OBJECT");
 	for (size_t i = 0; i < p->nobjs; i++) {
 		const struct sobj *x = &p->objs[i];
-		printf("%9s %9s %9s %9s %9s %9s  %s", et_tool_size(a, sizeof a, x->text),
+		fprintf(out, "%9s %9s %9s %9s %9s %9s  %s", et_tool_size(a, sizeof a, x->text),
 		       et_tool_size(b, sizeof b, obj_huge(x)), et_tool_size(c, sizeof c, x->anon),
 		       et_tool_size(d, sizeof d, x->file), et_tool_size(e, sizeof e, x->shmem),
 		       et_tool_size(f, sizeof f, x->hugetlb), x->path);
 		if (x->copied)
-			printf(" (%s of it in anonymous copies)", et_tool_size(a, sizeof a, x->copied));
-		putchar('\n');
+			fprintf(out, " (%s of it in anonymous copies)", et_tool_size(a, sizeof a, x->copied));
+		fputc('\n', out);
 	}
 }
 
@@ -368,11 +374,329 @@ static bool proc_dir_ok(const char *proc)
 	return !e;
 }
 
+/* ------------------------------------------------------- --prometheus */
+
+/* The metrics are written when every process has been read: each family's
+ * samples together, as the format wants.  What is kept of a process: its
+ * figures, and its objects with at least one huge page of text (smaller
+ * ones cannot have a huge page: they count in the process's figures only,
+ * which keeps the series few), merged by path (one series per label set),
+ * their paths copied out of the smaps pool. */
+struct pm_set {
+	struct sproc *v;
+	size_t n, cap;
+	size_t unreadable;
+};
+
+static const char *const kind_name[4] = { "anon", "file", "shmem", "hugetlb" };
+
+/* smaps writes a newline in a path as "\012", the one character it escapes
+ * there: the path as it is (a name with a literal "\012" in it reads the
+ * same, and is taken for one with a newline). */
+static char *path_decode(const char *s)
+{
+	char *d = malloc(strlen(s) + 1), *q = d;
+	if (!d)
+		return NULL;
+	for (const char *p = s; *p;) {
+		if (!strncmp(p, "\\012", 4)) {
+			*q++ = '\n';
+			p += 4;
+		} else {
+			*q++ = *p++;
+		}
+	}
+	*q = '\0';
+	return d;
+}
+
+static void pm_free_objs(struct sproc *p, size_t from)
+{
+	for (size_t i = from; i < p->nobjs; i++)
+		free((char *)p->objs[i].path);
+	p->nobjs = from;
+}
+
+/* p (read, its smaps still open) into set: it owns p's objects from now on. */
+static int pm_keep(struct pm_set *set, struct sproc *p, uint64_t H)
+{
+	size_t k = 0;
+	int err = 0;
+	for (size_t i = 0; i < p->nobjs; i++) {
+		struct sobj x = p->objs[i];
+		char *path = path_decode(x.path);
+		if (!path) {
+			err = -ENOMEM;
+			break;
+		}
+		size_t j = 0;
+		while (j < k && strcmp(p->objs[j].path, path))
+			j++;
+		if (j < k) {
+			struct sobj *y = &p->objs[j];
+			y->text += x.text;
+			y->copied += x.copied;
+			y->anon += x.anon;
+			y->file += x.file;
+			y->shmem += x.shmem;
+			y->hugetlb += x.hugetlb;
+			y->maps += x.maps;
+			free(path);
+			continue;
+		}
+		x.path = path;
+		p->objs[k++] = x;
+	}
+	p->nobjs = k;
+	if (err) {
+		pm_free_objs(p, 0);
+		return err;
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < p->nobjs; i++) {
+		if (p->objs[i].text >= H)
+			p->objs[kept++] = p->objs[i];
+		else
+			free((char *)p->objs[i].path);
+	}
+	p->nobjs = kept;
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 64;
+		struct sproc *v = realloc(set->v, cap * sizeof *v);
+		if (!v) {
+			pm_free_objs(p, 0);
+			return -ENOMEM;
+		}
+		set->v = v;
+		set->cap = cap;
+	}
+	set->v[set->n++] = *p;
+	p->objs = NULL;
+	p->nobjs = p->cap = 0;
+	return 0;
+}
+
+static void pm_free(struct pm_set *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		pm_free_objs(&set->v[i], 0);
+		free(set->v[i].objs);
+	}
+	free(set->v);
+	memset(set, 0, sizeof *set);
+}
+
+static void pm_u64(FILE *f, const char *name, const char *type, const char *help, uint64_t v)
+{
+	et_prom_family(f, name, type, help);
+	et_prom_sample(f, name, NULL, 0, v);
+}
+
+#define PM_THP "/sys/kernel/mm/transparent_hugepage"
+#define PM_HUGETLB "/sys/kernel/mm/hugepages"
+
+/* /proc/vmstat's counters of huge pages: every thp_* (events since boot),
+ * the compaction outcomes (what defrag costs), and the huge pages in use
+ * now (printed in huge pages of the PMD size). */
+static int vmstat_kind(const char *name)
+{
+	static const char *const gauges[] = { "nr_anon_transparent_hugepages", "nr_file_hugepages",
+		                              "nr_file_pmdmapped", "nr_shmem_hugepages",
+		                              "nr_shmem_pmdmapped" };
+	static const char *const counters[] = { "compact_stall", "compact_fail", "compact_success" };
+	if (!strncmp(name, "thp_", 4))
+		return 'c';
+	for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
+		if (!strcmp(name, counters[i]))
+			return 'c';
+	for (size_t i = 0; i < sizeof gauges / sizeof *gauges; i++)
+		if (!strcmp(name, gauges[i]))
+			return 'g';
+	return 0;
+}
+
+static void pm_vmstat(FILE *f, const char *proc)
+{
+	static char buf[65536];
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/vmstat", proc);
+	if (et_read_file(path, buf, sizeof buf) < 0)
+		return;
+	for (char *line = buf, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		char name[96], metric[160], help[200];
+		unsigned long long v;
+		if (sscanf(line, "%95s %llu", name, &v) != 2)
+			continue;
+		int k = vmstat_kind(name);
+		if (!k)
+			continue;
+		snprintf(metric, sizeof metric, "enormoustext_vmstat_%s%s", name, k == 'c' ? "_total" : "");
+		if (!et_prom_name_ok(metric))
+			continue;
+		if (k == 'c')
+			snprintf(help, sizeof help, "%s in /proc/vmstat: events since boot", name);
+		else
+			snprintf(help, sizeof help, "%s in /proc/vmstat: now, in huge pages of the PMD size", name);
+		pm_u64(f, metric, k == 'c' ? "counter" : "gauge", help, v);
+	}
+}
+
+static void pm_host(FILE *f, const char *proc)
+{
+	struct et_prom_label l[1];
+	et_prom_family(f, "enormoustext_build_info", "gauge",
+	               "The enormoustext command that wrote these metrics, as the version label; value 1");
+	l[0] = (struct et_prom_label){ "version", ENORMOUSTEXT_VERSION_STRING };
+	et_prom_sample(f, "enormoustext_build_info", l, 1, 1);
+
+	struct et_sysinfo si;
+	et_sysinfo_read_pmd(&si, "");
+	et_prom_family(f, "enormoustext_pmd_size_bytes", "gauge",
+	               "The huge page (PMD) size, " PM_THP "/hpage_pmd_size");
+	if (si.pmd_size_read)
+		et_prom_sample(f, "enormoustext_pmd_size_bytes", NULL, 0, si.pmd_size);
+
+	static const struct {
+		const char *metric, *file, *help;
+	} choice[] = {
+		{ "enormoustext_thp_enabled_info", PM_THP "/enabled",
+		  "Transparent huge pages for anonymous memory, the mode label (always, madvise, never) "
+		  "from " PM_THP "/enabled; value 1" },
+		{ "enormoustext_thp_defrag_info", PM_THP "/defrag",
+		  "What a huge page fault does when none is free, the mode label (always, defer, "
+		  "defer+madvise, madvise, never) from " PM_THP "/defrag; value 1" },
+		{ "enormoustext_thp_shmem_enabled_info", PM_THP "/shmem_enabled",
+		  "Transparent huge pages for shmem and tmpfs, the mode label from " PM_THP
+		  "/shmem_enabled; value 1" },
+	};
+	for (size_t i = 0; i < sizeof choice / sizeof *choice; i++) {
+		char mode[64];
+		et_prom_family(f, choice[i].metric, "gauge", choice[i].help);
+		if (et_tool_read_choice(choice[i].file, mode, sizeof mode) > 0) {
+			l[0] = (struct et_prom_label){ "mode", mode };
+			et_prom_sample(f, choice[i].metric, l, 1, 1);
+		}
+	}
+
+	static const struct {
+		const char *metric, *file, *help;
+	} pool[] = {
+		{ "enormoustext_hugetlb_pages", "nr_hugepages",
+		  "Hugetlb pool: its pages of page_size_bytes (" PM_HUGETLB "/hugepages-*/nr_hugepages)" },
+		{ "enormoustext_hugetlb_free_pages", "free_hugepages",
+		  "Hugetlb pool: its free pages, reserved ones included (free_hugepages)" },
+		{ "enormoustext_hugetlb_reserved_pages", "resv_hugepages",
+		  "Hugetlb pool: pages promised to mappings and not yet faulted in (resv_hugepages)" },
+		{ "enormoustext_hugetlb_surplus_pages", "surplus_hugepages",
+		  "Hugetlb pool: pages above nr_hugepages, from overcommit (surplus_hugepages)" },
+	};
+	uint64_t sizes[16];
+	size_t nsizes = et_tool_size_dirs(PM_HUGETLB, sizes, sizeof sizes / sizeof *sizes);
+	for (size_t i = 0; i < sizeof pool / sizeof *pool; i++) {
+		et_prom_family(f, pool[i].metric, "gauge", pool[i].help);
+		for (size_t s = 0; s < nsizes; s++) {
+			char path[PATH_MAX], val[32], size[24];
+			uint64_t v;
+			snprintf(path, sizeof path, PM_HUGETLB "/hugepages-%llukB/%s",
+			         (unsigned long long)(sizes[s] >> 10), pool[i].file);
+			if (et_tool_read(path, val, sizeof val) < 0 || et_tool_parse_u64(val, &v))
+				continue;
+			snprintf(size, sizeof size, "%llu", (unsigned long long)sizes[s]);
+			l[0] = (struct et_prom_label){ "page_size_bytes", size };
+			et_prom_sample(f, pool[i].metric, l, 1, v);
+		}
+	}
+	pm_vmstat(f, proc);
+}
+
+/* Which figure of a process or an object a family shows. */
+enum pm_fig { PM_TEXT, PM_COPIED, PM_HUGE };
+
+static void pm_fig_samples(FILE *f, const char *metric, struct et_prom_label *l, size_t n,
+                           enum pm_fig fig, uint64_t text, uint64_t copied, const uint64_t k[4])
+{
+	if (fig == PM_TEXT) {
+		et_prom_sample(f, metric, l, n, text);
+	} else if (fig == PM_COPIED) {
+		et_prom_sample(f, metric, l, n, copied);
+	} else {
+		for (int i = 0; i < 4; i++) {
+			l[n].name = "kind";
+			l[n].value = kind_name[i];
+			et_prom_sample(f, metric, l, n + 1, k[i]);
+		}
+	}
+}
+
+static void pm_write(FILE *f, const struct pm_set *set, const struct stat_opts *o)
+{
+	pm_host(f, o->proc);
+	pm_u64(f, "enormoustext_processes", "gauge",
+	       "Processes read, with text (those in the enormoustext_process_* metrics)", set->n);
+	pm_u64(f, "enormoustext_processes_unreadable", "gauge",
+	       "Processes whose smaps could not be read (permission denied, or another error); "
+	       "those that ended while being read are not counted", set->unreadable);
+	static const struct {
+		const char *metric, *help;
+		enum pm_fig fig;
+	} proc_f[] = {
+		{ "enormoustext_process_text_bytes", "Text of the process: its executable mappings", PM_TEXT },
+		{ "enormoustext_process_huge_bytes",
+		  "Text of the process on huge pages, by kind: anon (AnonHugePages: copies by "
+		  "libenormoustext's thp and collapse), file (FilePmdMapped: the file mapped huge from "
+		  "the page cache), shmem (ShmemPmdMapped), hugetlb (Private_Hugetlb + Shared_Hugetlb)",
+		  PM_HUGE },
+		{ "enormoustext_process_copied_text_bytes",
+		  "Text of the process in anonymous copies of its files' text (libenormoustext's work)",
+		  PM_COPIED },
+	}, obj_f[] = {
+		{ "enormoustext_object_text_bytes",
+		  "Text of one mapped object (object: its path) with at least one huge page of text: "
+		  "its file mappings and the anonymous copies between them", PM_TEXT },
+		{ "enormoustext_object_huge_bytes", "Text of the object on huge pages, by kind (as "
+		  "enormoustext_process_huge_bytes)", PM_HUGE },
+		{ "enormoustext_object_copied_text_bytes", "Text of the object in anonymous copies", PM_COPIED },
+	};
+	struct et_prom_label l[4];
+	char pid[24];
+	for (size_t fi = 0; fi < sizeof proc_f / sizeof *proc_f; fi++) {
+		et_prom_family(f, proc_f[fi].metric, "gauge", proc_f[fi].help);
+		for (size_t i = 0; i < set->n; i++) {
+			const struct sproc *p = &set->v[i];
+			const uint64_t k[4] = { p->anon, p->file, p->shmem, p->hugetlb };
+			snprintf(pid, sizeof pid, "%ld", p->pid);
+			l[0] = (struct et_prom_label){ "pid", pid };
+			l[1] = (struct et_prom_label){ "comm", p->comm };
+			pm_fig_samples(f, proc_f[fi].metric, l, 2, proc_f[fi].fig, p->text, p->copied, k);
+		}
+	}
+	if (o->summary)
+		return;
+	for (size_t fi = 0; fi < sizeof obj_f / sizeof *obj_f; fi++) {
+		et_prom_family(f, obj_f[fi].metric, "gauge", obj_f[fi].help);
+		for (size_t i = 0; i < set->n; i++) {
+			const struct sproc *p = &set->v[i];
+			snprintf(pid, sizeof pid, "%ld", p->pid);
+			l[0] = (struct et_prom_label){ "pid", pid };
+			l[1] = (struct et_prom_label){ "comm", p->comm };
+			for (size_t j = 0; j < p->nobjs; j++) {
+				const struct sobj *x = &p->objs[j];
+				const uint64_t k[4] = { x->anon, x->file, x->shmem, x->hugetlb };
+				l[2] = (struct et_prom_label){ "object", x->path };
+				pm_fig_samples(f, obj_f[fi].metric, l, 3, obj_f[fi].fig, x->text, x->copied, k);
+			}
+		}
+	}
+}
+
 static void help(FILE *f)
 {
 	fprintf(f,
-	        "usage: enormoustext stat [--json] [--summary] [--proc DIR] PID...\n"
-	        "       enormoustext stat [--json] [--summary] [--proc DIR] --all\n"
+	        "usage: enormoustext stat [--json | --prometheus] [--summary] [-o FILE] [--proc DIR] PID...\n"
+	        "       enormoustext stat [--json | --prometheus] [--summary] [-o FILE] [--proc DIR] --all\n"
 	        "\n"
 	        "How much of each process's text (its executable mappings) is on huge pages,\n"
 	        "per mapped object, split by kind, from /proc/PID/smaps:\n"
@@ -389,25 +713,40 @@ static void help(FILE *f)
 	        "                with pid, command, text_bytes, huge_bytes, huge_by_kind and\n"
 	        "                objects (path, kind, text_bytes, huge_bytes, huge_by_kind,\n"
 	        "                copied_text_bytes, mappings); sizes in bytes\n"
+	        "  --prometheus  Prometheus text format 0.0.4, for node_exporter's textfile\n"
+	        "                collector: per process (labels pid, comm) and per object of at\n"
+	        "                least one huge page of text (labels pid, comm, object: its path)\n"
+	        "                text, copied and huge bytes (label kind), and the host's THP\n"
+	        "                modes, hugetlb pools and /proc/vmstat huge-page counters\n"
+	        "                (names and meanings: each family's # HELP line); processes that\n"
+	        "                cannot be read are counted in enormoustext_processes_unreadable\n"
+	        "                and named on stderr only when given as PIDs\n"
 	        "  -s, --summary one line per process; with --json, each process without\n"
 	        "                its objects (pid, command, text_bytes, huge_bytes,\n"
-	        "                huge_by_kind)\n"
+	        "                huge_by_kind); with --prometheus, no per-object metrics\n"
 	        "  -a, --all     every process that can be read (not this one; processes\n"
 	        "                without text, such as kernel threads, are left out; those that\n"
 	        "                cannot be read are counted in one line on stderr)\n"
-	        "  --proc DIR    read DIR/PID/smaps and DIR/PID/comm instead of /proc (a copy)\n"
+	        "  -o, --output FILE  write FILE instead of standard output: beside it and\n"
+	        "                renamed in (a reader never sees half of it; a bad FILE is\n"
+	        "                refused before any process is read); a new FILE is 0644\n"
+	        "                less the umask, for node_exporter (another user) to read\n"
+	        "  --proc DIR    read DIR/PID/smaps and DIR/PID/comm (and, with --prometheus,\n"
+	        "                DIR/vmstat) instead of /proc (a copy)\n"
 	        "  -h, --help    this help\n"
 	        "\n"
 	        "Exit status: 0; 1 when a PID does not exist or cannot be read (the others are\n"
-	        "still shown); 2 usage error.\n");
+	        "still shown), or FILE cannot be written; 2 usage error.\n");
 }
 
 int et_cmd_stat(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "prometheus", no_argument, NULL, 'P' },
 		{ "summary", no_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "proc", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -415,17 +754,21 @@ int et_cmd_stat(int argc, char **argv)
 	struct stat_opts o = { .proc = "/proc" };
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, ":sah", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":sao:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'j': o.json = true; break;
+		case 'P': o.prometheus = true; break;
 		case 's': o.summary = true; break;
 		case 'a': o.all = true; break;
+		case 'o': o.output = optarg; break;
 		case 'p': o.proc = optarg; break;
 		case 'h': help(stdout); return ET_EXIT_OK;
 		default: return et_tool_bad_option(c, argv, optind);
 		}
 	}
 	int npids = argc - optind;
+	if (o.json && o.prometheus)
+		return et_tool_usage("--json or --prometheus, not both");
 	if (o.all && npids)
 		return et_tool_usage("give PIDs or --all, not both");
 	if (!o.all && !npids)
@@ -435,11 +778,6 @@ int et_cmd_stat(int argc, char **argv)
 	if (o.all) {
 		if (!proc_dir_ok(o.proc))
 			return ET_EXIT_BAD;
-		pids = list_pids(o.proc, &n);
-		if (!pids) {
-			et_tool_err("cannot list %s: %s", o.proc, strerror(errno));
-			return ET_EXIT_BAD;
-		}
 	} else {
 		pids = calloc((size_t)npids, sizeof *pids);
 		if (!pids) {
@@ -456,18 +794,45 @@ int et_cmd_stat(int argc, char **argv)
 			return ET_EXIT_BAD;
 		}
 	}
+	/* The output before any process is read: a bad -o is refused with
+	 * nothing done, and what is written lands whole or not at all. */
+	struct et_tool_out t;
+	FILE *out = stdout;
+	if (o.output) {
+		out = et_tool_out_open_flags(&t, o.output, ET_OUT_READABLE);
+		if (!out) {
+			free(pids);
+			return ET_EXIT_BAD;
+		}
+	}
+	if (o.all) {
+		pids = list_pids(o.proc, &n);
+		if (!pids) {
+			et_tool_err("cannot list %s: %s", o.proc, strerror(errno));
+			if (o.output)
+				et_tool_out_abort(&t);
+			return ET_EXIT_BAD;
+		}
+	}
 
 	bool list = o.all || n > 1, first = true;
 	int rc = ET_EXIT_OK;
 	size_t denied = 0;
 	long self = getpid();
 	bool real_proc = !strcmp(o.proc, "/proc");
+	struct pm_set set = { .v = NULL };
+	uint64_t H = 0;
+	if (o.prometheus) {
+		struct et_sysinfo si;
+		et_sysinfo_read_pmd(&si, "");
+		H = si.pmd_size;
+	}
 	struct et_json j;
-	et_json_init(&j, stdout);
+	et_json_init(&j, out);
 	if (o.json && list)
 		et_json_arr(&j, NULL);
-	if (!o.json && o.summary)
-		print_summary_header();
+	if (!o.json && !o.prometheus && o.summary)
+		print_summary_header(out);
 	for (size_t i = 0; i < n; i++) {
 		if (o.all && real_proc && pids[i] == self)
 			continue;
@@ -476,6 +841,9 @@ int et_cmd_stat(int argc, char **argv)
 		int err = read_proc(o.proc, pids[i], &sm, &p);
 		if (err) {
 			proc_free(&p);
+			/* one that ended meanwhile is no process of --all's */
+			if (o.prometheus && err != -ENOENT)
+				set.unreadable++;
 			if (!o.all) {
 				report_error(o.proc, pids[i], err);
 				rc = ET_EXIT_BAD;
@@ -489,13 +857,24 @@ int et_cmd_stat(int argc, char **argv)
 			et_smaps_free(&sm);
 			continue;
 		}
-		if (o.json)
+		if (o.prometheus) {
+			err = pm_keep(&set, &p, H);
+			if (err) {
+				et_tool_err("PID %ld: out of memory", p.pid);
+				rc = ET_EXIT_BAD;
+			}
+		} else if (o.json) {
 			print_json(&j, &p, o.summary);
-		else
-			print_text(&p, &o, first);
+		} else {
+			print_text(out, &p, &o, first);
+		}
 		first = false;
 		proc_free(&p);
 		et_smaps_free(&sm);   /* object paths point into its pool */
+	}
+	if (o.prometheus) {
+		pm_write(out, &set, &o);
+		pm_free(&set);
 	}
 	if (o.json) {
 		if (list)
@@ -503,8 +882,14 @@ int et_cmd_stat(int argc, char **argv)
 		if (!first || list)
 			et_json_end(&j);
 	}
-	fflush(stdout);
-	if (denied)
+	if (o.output) {
+		if (et_tool_out_close(&t))
+			rc = ET_EXIT_BAD;
+	} else {
+		fflush(stdout);
+	}
+	/* with --prometheus, enormoustext_processes_unreadable says it */
+	if (denied && !o.prometheus)
 		et_tool_err("%zu process%s not shown: permission denied (%s)", denied,
 		            et_tool_plural(denied, "es"), geteuid() ? "run as root to see them" : denied_why());
 	free(pids);

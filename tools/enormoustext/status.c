@@ -78,16 +78,9 @@ static void path_in(char *out, size_t cap, const char *root, const char *rel)
  * no brackets; "" when unreadable. */
 static void read_choice(const char *root, const char *rel, char *out, size_t cap)
 {
-	char path[PATH_MAX], buf[256];
+	char path[PATH_MAX];
 	path_in(path, sizeof path, root, rel);
-	out[0] = '\0';
-	if (et_tool_read(path, buf, sizeof buf) < 0)
-		return;
-	char *l = strchr(buf, '['), *r = l ? strchr(l, ']') : NULL;
-	if (l && r)
-		setf(out, cap, "%.*s", (int)(r - l - 1), l + 1);
-	else
-		setf(out, cap, "%s", buf);
+	et_tool_read_choice(path, out, cap);
 }
 
 static long read_num(const char *root, const char *rel)
@@ -100,33 +93,17 @@ static long read_num(const char *root, const char *rel)
 	return (long)v;
 }
 
-static int cmp_size(const void *a, const void *b)
-{
-	uint64_t x = ((const struct size_entry *)a)->size, y = ((const struct size_entry *)b)->size;
-	return (x > y) - (x < y);
-}
-
 /* Entries "hugepages-<N>kB" of a directory. */
 static size_t size_dirs(const char *root, const char *rel, struct size_entry *out, size_t cap)
 {
 	char path[PATH_MAX];
+	uint64_t sizes[32];
 	path_in(path, sizeof path, root, rel);
-	DIR *d = opendir(path);
-	size_t n = 0;
-	if (!d)
-		return 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && n < cap) {
-		unsigned long long kb;
-		char tail[8];
-		if (sscanf(e->d_name, "hugepages-%llu%7s", &kb, tail) != 2 || strcmp(tail, "kB"))
-			continue;
-		memset(&out[n], 0, sizeof out[n]);
-		out[n].size = (uint64_t)kb * 1024;
-		n++;
+	size_t n = et_tool_size_dirs(path, sizes, cap < 32 ? cap : 32);
+	for (size_t i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof out[i]);
+		out[i].size = sizes[i];
 	}
-	closedir(d);
-	qsort(out, n, sizeof *out, cmp_size);
 	return n;
 }
 

@@ -94,6 +94,12 @@ char *et_tool_trim(char *s);
 /* Read a small file into buf: et_read_file (core/util.c), then trimmed;
  * its length, or -errno. */
 long et_tool_read(const char *path, char *buf, size_t cap);
+/* The bracketed word of a sysfs choice file ("always [madvise] never"), or
+ * its whole text when it has no brackets; its length, or -errno ("" in out). */
+long et_tool_read_choice(const char *path, char *out, size_t cap);
+/* The sizes N*1024 of the entries "hugepages-<N>kB" of dir (the hugetlb
+ * pools, the mTHP sizes), ascending; how many (0 when dir cannot be read). */
+size_t et_tool_size_dirs(const char *dir, uint64_t *sizes, size_t cap);
 /* Parse a non-negative decimal integer that fills the whole string. */
 int et_tool_parse_u64(const char *s, uint64_t *out);
 /* A process id: decimal digits only, 1..4194304 (PID_MAX_LIMIT); 0 or -1. */
@@ -113,6 +119,8 @@ struct et_tool_out {
 };
 /* A stream into path, or NULL after one line naming path and why. */
 FILE *et_tool_out_open(struct et_tool_out *t, const char *path);
+/* The same with et_out_open's flags (ET_OUT_READABLE: a new file 0644). */
+FILE *et_tool_out_open_flags(struct et_tool_out *t, const char *path, unsigned flags);
 /* The same, except that a FIFO with no reader returns NULL with nothing
  * said (t->o.skipped set): a caller that opens early (record, before its
  * COMMAND runs) opens it again when it has something to write. */
@@ -124,6 +132,20 @@ void et_tool_out_abort(struct et_tool_out *t);
 /* "enormoustext CMD: NAME: why" for a failed et_out_* call (o may be NULL:
  * err, an errno or -errno, alone). */
 void et_tool_out_error(const char *name, const struct et_out *o, int err);
+
+/* -------------------------------------------------------- Prometheus */
+
+/* The text exposition format 0.0.4 (prom.c): a family's # HELP (escaped)
+ * and # TYPE ("gauge", "counter") lines, then its samples, each NAME with
+ * its labels (values escaped: backslash, double quote, newline) and an
+ * integer value.  The caller writes each family's samples together. */
+struct et_prom_label {
+	const char *name, *value;
+};
+void et_prom_family(FILE *f, const char *name, const char *type, const char *help);
+void et_prom_sample(FILE *f, const char *name, const struct et_prom_label *l, size_t n, uint64_t v);
+/* Whether s is a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*). */
+bool et_prom_name_ok(const char *s);
 
 /* ---------------------------------------------------------------- run */
 

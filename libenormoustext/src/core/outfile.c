@@ -10,9 +10,9 @@
  *       a temporary beside it (O_CREAT|O_EXCL|O_NOFOLLOW, a name of its own,
  *       another on EEXIST), written whole, renamed over it: a reader never
  *       sees half a file and a failure leaves the old one as it was.  A new
- *       file is 0600 (less by the umask or the directory's default ACL); a
- *       replaced one keeps its permission bits, and its owner and group
- *       where fchown may.
+ *       file is 0600 (0644 with ET_OUT_READABLE; less by the umask or the
+ *       directory's default ACL); a replaced one keeps its permission
+ *       bits, and its owner and group where fchown may.
  *   a character device or a FIFO
  *       opened as it is (O_NONBLOCK for the open only: a FIFO with no reader
  *       is skipped, ENXIO) and written: /dev/null stays a device.
@@ -137,8 +137,9 @@ static uint64_t unique_bits(void)
 	return x ^ (x >> 31);
 }
 
-/* The temporary beside o->path: "DIR/.NAME.<12 hex>.tmp", created. */
-static int make_temp(struct et_out *o)
+/* The temporary beside o->path: "DIR/.NAME.<12 hex>.tmp", created with
+ * mode (less the umask). */
+static int make_temp(struct et_out *o, mode_t mode)
 {
 	static const char hx[] = "0123456789abcdef";
 	const char *slash = strrchr(o->path, '/');
@@ -161,7 +162,7 @@ static int make_temp(struct et_out *o)
 		for (int i = 0; i < 12; i++, r >>= 4)
 			*p++ = hx[r & 15];
 		memcpy(p, ".tmp", 5);
-		int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)
@@ -202,7 +203,7 @@ static int copy_old(struct et_out *o, const struct stat *old)
 
 static int open_replace(struct et_out *o, unsigned flags, const struct stat *st, bool exists)
 {
-	int fd = make_temp(o);
+	int fd = make_temp(o, flags & ET_OUT_READABLE ? 0644 : 0600);
 	if (fd < 0)
 		return fd;
 	o->fd = fd;

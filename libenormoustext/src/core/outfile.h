@@ -18,6 +18,8 @@ enum et_out_mode { ET_OUT_CLOSED = 0, ET_OUT_REPLACE, ET_OUT_DIRECT };
 #define ET_OUT_NOFOLLOW 1u     /* a symbolic link at the path is left alone, not followed */
 #define ET_OUT_FILES_ONLY 2u   /* only a regular file (or nothing) there: devices and FIFOs left alone */
 #define ET_OUT_KEEP 4u         /* the new file starts with the content of the one it replaces */
+#define ET_OUT_READABLE 8u     /* a new file is 0644 (less the umask), not 0600: for other users to
+                                  read (a metrics file for node_exporter's textfile collector) */
 
 struct et_out {
 	int fd;                    /* what et_out_write writes to; -1 when closed */

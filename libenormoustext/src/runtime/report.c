@@ -132,6 +132,7 @@ void et_report_stats(const struct et_run *run, struct enormoustext_stats *out)
 	st.pmd_size = run->si.pmd_size;
 	st.elapsed_ns = run->elapsed_ns;
 	unsigned used[ET_BACKEND__COUNT] = { 0 };
+	bool min_bytes = false;
 	const char *r = NULL, *detail = run->reason_detail;
 	if (run->reason != ET_R_NONE)
 		r = et_reason_text(run->reason);
@@ -148,6 +149,7 @@ void et_report_stats(const struct et_run *run, struct enormoustext_stats *out)
 		if (o->huge_bytes)
 			st.objects_huge++;
 		used[o->backend] += o->windows_huge;
+		min_bytes |= o->skip == ET_R_MIN_BYTES;
 		/* Else the first reason a window stayed small. */
 		if (!r && o->skip == ET_R_NONE && o->reason != ET_R_NONE && o->reason != ET_R_MIN_BYTES)
 			r = et_reason_text(o->reason);
@@ -163,8 +165,10 @@ void et_report_stats(const struct et_run *run, struct enormoustext_stats *out)
 		st.text_bytes = run->quick_text;
 		r = "no loaded object has a text segment as large as one huge page";
 	}
+	/* nothing eligible: the windows were left for ENORMOUSTEXT_MIN_BYTES,
+	 * where an object had any, else there were none */
 	if (!r && run->ran && st.eligible_bytes == 0)
-		r = "no whole huge-page window in any object's text";
+		r = min_bytes ? et_reason_text(ET_R_MIN_BYTES) : "no whole huge-page window in any object's text";
 	if (r) {
 		if (detail)
 			snprintf(st.reason, sizeof st.reason, "%s: %s", r, detail);
@@ -254,8 +258,9 @@ void et_report_log(const struct et_run *run, const struct enormoustext_stats *st
 	 * window of text, or only objects below ENORMOUSTEXT_MIN_BYTES, says
 	 * nothing below 2. */
 	int level = st.huge_bytes || st.eligible_bytes || run->reason != ET_R_NONE ? 1 : 2;
-	et_log(level, "%u object%s, %s MiB of %s MiB text on %s pages (%s)%s, %llu ms%s%s",
-	       st.objects_huge, st.objects_huge == 1 ? "" : "s", mib(a, sizeof a, st.huge_bytes),
+	/* "M of N objects": those with a huge window of those looked at. */
+	et_log(level, "%u of %u object%s, %s MiB of %s MiB text on %s pages (%s)%s, %llu ms%s%s",
+	       st.objects_huge, st.objects, st.objects == 1 ? "" : "s", mib(a, sizeof a, st.huge_bytes),
 	       mib(b, sizeof b, st.text_bytes), page_label(pg, sizeof pg, run->si.pmd_size),
 	       st.backend, extra, (unsigned long long)(st.elapsed_ns / 1000000),
 	       st.reason[0] ? "; " : "", st.reason);
