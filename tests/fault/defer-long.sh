@@ -12,11 +12,13 @@ R=$WORK/res
 mkdir "$R" || exit 2
 dp_plain "$R/plain" --hold 4000
 [ "$(cat "$R/plain.rc")" = 0 ] || fail "plain run exited $(cat "$R/plain.rc"): $(cat "$R/plain.err")"
-(cd "$D" && ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s LD_PRELOAD=$PRE ./dp_prog --hold 4000 \
+rm -f "$D/pid"
+(cd "$D" && ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s LD_PRELOAD=$PRE ./dp_prog --hold 4000 --pidfile "$D/pid" \
 	>"$R/lib.out" 2>"$R/lib.err"; echo $? >"$R/lib.rc") &
-for _ in $(seq 50); do
-	P=$(pgrep -nx dp_prog) && break
-	sleep 0.02
+# its own pid (not the newest dp_prog: another test may run one meanwhile)
+for _ in $(seq 100); do
+	[ -s "$D/pid" ] && P=$(cat "$D/pid") && break
+	sleep 0.01
 done
 [ -n "${P:-}" ] || fail "dp_prog did not start"
 sleep 0.1

@@ -58,7 +58,7 @@ cat >"$W/expected" <<-EOF
 .objects[1].copied_text_bytes	number	0
 .objects[1].mappings	number	1
 .objects[2].path	string	/memfd:jit (deleted)
-.objects[2].kind	string	file
+.objects[2].kind	string	jit
 .objects[2].text_bytes	number	$((2 << 20))
 .objects[2].huge_bytes	number	$((2 << 20))
 .objects[2].huge_by_kind.anon	number	0
@@ -68,7 +68,7 @@ cat >"$W/expected" <<-EOF
 .objects[2].copied_text_bytes	number	0
 .objects[2].mappings	number	1
 .objects[3].path	string	[anonymous]
-.objects[3].kind	string	anonymous
+.objects[3].kind	string	jit
 .objects[3].text_bytes	number	$((0x1000 + 0x2000))
 .objects[3].huge_bytes	number	0
 .objects[3].huge_by_kind.anon	number	0

@@ -17,7 +17,8 @@
  * credited to an object when the nearest file mappings before and after it
  * are both that object's (same path and inode): it lies inside the object's
  * own address range.  Anything else executable and anonymous (JIT code) is
- * listed as "[anonymous]"; [vdso] and the like under their own names.
+ * listed as "[anonymous]", a memfd's executable view under its name, both
+ * of kind "jit"; [vdso] and the like under their own names.
  *
  * --prometheus writes the same figures as metrics (the text exposition
  * format, prom.c), with the host's THP modes, hugetlb pools and vmstat
@@ -73,6 +74,9 @@ static enum vclass classify(const char *path)
 	 * shared anonymous mapping, or one named with PR_SET_VMA_ANON_NAME. */
 	if (!strncmp(path, "/anon_hugepage", 14) || !strcmp(path, "/dev/zero (deleted)") ||
 	    !strncmp(path, "[anon:", 6) || !strncmp(path, "[anon_shmem:", 12))
+		return V_ANON;
+	/* a memfd's executable view: JIT code (the W^X double mapping) */
+	if (!strncmp(path, "/memfd:", 7))
 		return V_ANON;
 	if (path[0] == '[')
 		return V_PSEUDO;
@@ -223,7 +227,9 @@ static void kinds_json(struct et_json *j, uint64_t anon, uint64_t file, uint64_t
 /* With --summary, what its line says: the process's figures, no objects. */
 static void print_json(struct et_json *j, const struct sproc *p, bool summary)
 {
-	static const char *cls_name[] = { "file", "pseudo", "anonymous" };
+	/* V_ANON: executable memory no file backs (but the library's copies,
+	 * attributed to their files): what JITs make, kind "jit" */
+	static const char *cls_name[] = { "file", "pseudo", "jit" };
 	et_json_obj(j, NULL);
 	et_json_i64(j, "pid", p->pid);
 	et_json_str(j, "command", p->comm);
@@ -706,7 +712,8 @@ static void help(FILE *f)
 	        "  hugetlb  *_Hugetlb       the hugetlb pool (libenormoustext's hugetlb)\n"
 	        "An anonymous executable mapping lying between two mappings of the same file\n"
 	        "is that file's text moved by the library and counts for it (\"anonymous\n"
-	        "copies\"); other anonymous executable memory is listed as [anonymous].\n"
+	        "copies\"); other anonymous executable memory (and a memfd's) is JIT code,\n"
+	        "kind jit, listed as [anonymous] (or the memfd's name).\n"
 	        "\n"
 	        "options:\n"
 	        "  --json        JSON: one object per PID (a list when several, or with --all),\n"
