@@ -592,9 +592,9 @@ int et_cmd_profile_import(int argc, char **argv)
 	if (tot.samples == 0) {
 		char sel[128] = "";
 		if (f.pid_set || f.comm)
-			snprintf(sel, sizeof sel, " of %s%.0u%s%s%.40s (%llu of others)", f.pid_set ? "pid " : "",
+			snprintf(sel, sizeof sel, " of %s%.0u%s%s%.40s (%llu other sample%s)", f.pid_set ? "pid " : "",
 			         f.pid_set ? f.pid : 0, f.pid_set && f.comm ? " and " : "", f.comm ? "comm " : "",
-			         f.comm ? f.comm : "", (unsigned long long)f.dropped);
+			         f.comm ? f.comm : "", (unsigned long long)f.dropped, et_tool_s(f.dropped));
 		if (nf == 1)
 			et_tool_err("%s: no samples%s", argv[optind], sel);
 		else
@@ -608,16 +608,15 @@ int et_cmd_profile_import(int argc, char **argv)
 	if (et_attr_write(NULL, out, comment) != 0)
 		return ET_EXIT_BAD;
 	et_attr_say_unfound();
-	char from[80];
 	if (nf == 1)
-		snprintf(from, sizeof from, "%.70s", argv[optind]);
+		fprintf(stderr, "enormoustext %s: %s from %s", et_tool_cmd, sum, argv[optind]);
 	else
-		snprintf(from, sizeof from, "%d files", nf);
-	fprintf(stderr, "enormoustext %s: %s from %s", et_tool_cmd, sum, from);
+		fprintf(stderr, "enormoustext %s: %s from %d files", et_tool_cmd, sum, nf);
 	if (lost)
 		fprintf(stderr, " (%llu more lost by the kernel while recording)", (unsigned long long)lost);
 	if (f.dropped)
-		fprintf(stderr, " (%llu of other processes not counted)", (unsigned long long)f.dropped);
+		fprintf(stderr, " (%llu other sample%s not selected)", (unsigned long long)f.dropped,
+		        et_tool_s(f.dropped));
 	fprintf(stderr, " written to %s\n", out ? out : "standard output");
 	return ET_EXIT_OK;
 }

@@ -257,7 +257,7 @@ static int build_id_event(struct rd *r, const struct et_pd_ops *ops, uint64_t of
 	if (sz < 8 + 4 + 24 + 1)
 		return bad(r, "a build-id entry of %llu bytes (at byte %llu)", (unsigned long long)sz,
 		           (unsigned long long)off);
-	size_t n = (misc & BUILD_ID_SIZE_FLAG) ? p[8 + 4 + 23] : 20;
+	size_t n = (misc & BUILD_ID_SIZE_FLAG) ? p[8 + 4 + 20] : 20;   /* data[20], size */
 	if (n > 20)
 		return bad(r, "a build-id of %zu bytes (at byte %llu; at most 20)", n, (unsigned long long)off);
 	const char *path = str_in(p + 36, sz - 36);
