@@ -355,6 +355,9 @@ void et_attr_say_unfound(void)
 	}
 	if (said > 4)
 		et_tool_err("and %zu more file%s with samples left out", said - 4, et_tool_s(said - 4));
+	if (tot.unplaced)
+		et_tool_err("%llu sample%s left out: at file offsets that no PT_LOAD of their file holds",
+		            (unsigned long long)tot.unplaced, et_tool_s(tot.unplaced));
 }
 
 static int by_file_granule(const void *a, const void *b)
