@@ -10,7 +10,7 @@
  *   enormoustext perfmap PID
  *   enormoustext prime [--check] [--json] FILE...
  *   enormoustext record -o FILE -- COMMAND...
- *   enormoustext profile show|merge|order ...
+ *   enormoustext profile show|merge|order|import ...
  *   enormoustext collapse [--jit] [--profile FILE] [--dry-run] [--watch SECONDS] [--json] PID...
  *   enormoustext enable UNIT [--env NAME=VALUE]... [--prime] | --binary PATH [--dry-run] [--root DIR]
  *   enormoustext disable UNIT | --binary PATH [--dry-run] [--root DIR]
@@ -45,7 +45,7 @@ static const struct {
 	{ "perfmap", et_cmd_perfmap, "write /tmp/perf-PID.map naming the functions in moved text" },
 	{ "prime", et_cmd_prime, "bring text into the page cache as huge folios (zero-copy huge text)" },
 	{ "record", et_cmd_record, "run a program and write a profile of where its threads execute" },
-	{ "profile", et_cmd_profile, "show|merge|order: hot windows, summed profiles, a link order" },
+	{ "profile", et_cmd_profile, "show|merge|order|import: hot windows, sums, a link order, perf.data/pprof" },
 	{ "collapse", et_cmd_collapse, "put running processes' text or JIT code on huge pages, from outside" },
 	{ "enable", et_cmd_enable, "turn the library on for a systemd service, or one program host-wide" },
 	{ "disable", et_cmd_disable, "undo enable: exactly what it wrote goes, what was there comes back" },

@@ -7,6 +7,7 @@
  *   enormoustext profile show [--window SIZE] [--svg OUT] [--png OUT] FILE
  *   enormoustext profile merge -o OUT FILE...
  *   enormoustext profile order --object FILE [--format lld|ld] PROFILE
+ *   enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] FILE...  (import.c)
  *
  * Owns: `profile show` (windows by heat, the SVG and PNG heat maps),
  * `profile merge` (et_tool_profile_merge: also `record`'s), `profile
@@ -15,6 +16,7 @@
  * sysinfo: the PMD size), png.c, output.c, libelf (for `order`).
  * Never: reads or writes a profile line itself (core/profile.c does).
  */
+#include "import.h"
 #include "tool.h"
 #include "png.h"
 
@@ -33,6 +35,7 @@ static void help(FILE *f)
 	        "usage: enormoustext profile show [--window SIZE] [--svg OUT] [--png OUT] FILE\n"
 	        "       enormoustext profile merge -o OUT FILE...\n"
 	        "       enormoustext profile order --object FILE [--format lld|ld] PROFILE\n"
+	        "       enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] [--value TYPE] FILE...\n"
 	        "\n"
 	        "show: per object of a profile (from `enormoustext record`), its windows\n"
 	        "sorted by heat with the cumulative share of the samples they cover (what\n"
@@ -44,6 +47,8 @@ static void help(FILE *f)
 	        "order: the functions of FILE (matched by build-id) hottest first, for the\n"
 	        "linker to pack the hot ones together: lld --symbol-ordering-file (the\n"
 	        "default), or --format ld, a GNU ld script for -ffunction-sections builds.\n"
+	        "import: perf.data, pprof (gzip'd or not) or `perf script` text made by other\n"
+	        "tools, as a profile (see `enormoustext profile import --help`).\n"
 	        "\n"
 	        "Exit status: 0 done; 1 a FILE cannot be read or is not a valid profile (one\n"
 	        "line naming it and the line at fault), or OUT cannot be written; 2 usage.\n");
@@ -653,5 +658,7 @@ int et_cmd_profile(int argc, char **argv)
 		return cmd_merge(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "order"))
 		return cmd_order(argc - 1, argv + 1);
-	return et_tool_usage("no profile subcommand '%s' (show, merge, order)", argv[1]);
+	if (!strcmp(argv[1], "import"))
+		return et_cmd_profile_import(argc - 1, argv + 1);
+	return et_tool_usage("no profile subcommand '%s' (show, merge, order, import)", argv[1]);
 }

@@ -26,7 +26,8 @@
  * Never: writes a profile line itself (core/profile.c's writer does);
  * runs another process to merge.
  */
-#include "tool.h"
+#include "attrib.h"
+#include "import.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -82,245 +83,6 @@ static void help(FILE *f)
 	        ET_PROFILE_RECORD_GRANULE, ET_PROFILE_RECORD_HZ, ET_PROFILE_RECORD_HZ);
 }
 
-/* ---- what the program maps --------------------------------------------- */
-
-struct map {
-	uint32_t pid;
-	uint64_t addr, len, pgoff;
-	int file;                    /* index into files[], -1 none */
-};
-
-struct loadseg {
-	uint64_t off, filesz, vaddr;
-};
-
-struct file {
-	char path[512];
-	char build_id[41];
-	struct loadseg segs[16];
-	int nsegs;
-	bool read;
-};
-
-struct count {
-	int file;
-	uint64_t granule;            /* vaddr / GRANULE */
-	uint64_t n;
-};
-
-static struct map *maps;
-static size_t nmaps, capmaps;
-static struct file *files;
-static size_t nfiles, capfiles;
-static struct count *counts;
-static size_t ncounts, capcounts;
-static uint64_t samples_total, samples_unknown;
-
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return p;
-	size_t n = *cap ? *cap * 2 : 64;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(p, n * elem);
-	if (!q) {
-		et_tool_err("out of memory");
-		exit(ET_EXIT_BAD);
-	}
-	*cap = n;
-	return q;
-}
-
-
-/* The object's PT_LOADs and build-id, from the file (once). */
-static void read_file(struct file *f)
-{
-	f->read = true;
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return;
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	size_t n = 0;
-	if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0) {
-		for (size_t i = 0; i < n; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(e, (int)i, &ph))
-				break;
-			if (ph.p_type == PT_LOAD && f->nsegs < 16)
-				f->segs[f->nsegs++] = (struct loadseg){ ph.p_offset, ph.p_filesz, ph.p_vaddr };
-			if (ph.p_type == PT_NOTE && !f->build_id[0] && ph.p_filesz < (1u << 20)) {
-				char *buf = malloc(ph.p_filesz);
-				if (buf && pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz) {
-					size_t o = 0;
-					while (o + 12 <= ph.p_filesz) {
-						uint32_t nsz, dsz, type;
-						memcpy(&nsz, buf + o, 4);
-						memcpy(&dsz, buf + o + 4, 4);
-						memcpy(&type, buf + o + 8, 4);
-						size_t name = o + 12, desc = name + ((nsz + 3) & ~3u);
-						if (desc + dsz > ph.p_filesz)
-							break;
-						if (type == 3 && nsz == 4 && !memcmp(buf + name, "GNU", 4) && dsz <= 20)
-							et_hex_build_id((const uint8_t *)buf + desc, dsz, f->build_id);
-						o = desc + ((dsz + 3) & ~3u);
-					}
-				}
-				free(buf);
-			}
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-}
-
-static int file_index(const char *path, const char *build_id)
-{
-	for (size_t i = 0; i < nfiles; i++)
-		if (!strcmp(files[i].path, path))
-			return (int)i;
-	files = grow(files, &capfiles, nfiles + 1, sizeof *files);
-	struct file *f = &files[nfiles];
-	memset(f, 0, sizeof *f);
-	et_strlcpy(f->path, path, sizeof f->path);
-	if (build_id)
-		snprintf(f->build_id, sizeof f->build_id, "%s", build_id);
-	return (int)nfiles++;
-}
-
-static void add_map(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, const char *path,
-                    const char *build_id)
-{
-	/* a new mapping replaces what it covers (exec, dlopen after dlclose) */
-	for (size_t i = 0; i < nmaps;) {
-		struct map *m = &maps[i];
-		if (m->pid == pid && m->addr < addr + len && addr < m->addr + m->len)
-			maps[i] = maps[--nmaps];
-		else
-			i++;
-	}
-	maps = grow(maps, &capmaps, nmaps + 1, sizeof *maps);
-	maps[nmaps++] = (struct map){ pid, addr, len, pgoff, path[0] == '/' ? file_index(path, build_id) : -1 };
-}
-
-/* counts by (file, granule): an open-addressing table of indexes into counts[] */
-static uint32_t *slots;
-static size_t nslots;
-
-static size_t slot_of(int file, uint64_t g)
-{
-	uint64_t h = (g * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(unsigned)file * 0xc2b2ae3d27d4eb4full);
-	return (size_t)(h >> 20) & (nslots - 1);
-}
-
-static void add_count(int file, uint64_t g)
-{
-	if (ncounts * 2 >= nslots) {
-		size_t n = nslots ? nslots * 2 : 4096;
-		uint32_t *t = calloc(n, sizeof *t);
-		if (!t) {
-			et_tool_err("out of memory");
-			exit(ET_EXIT_BAD);
-		}
-		free(slots);
-		slots = t;
-		nslots = n;
-		for (size_t k = 0; k < ncounts; k++) {
-			size_t i = slot_of(counts[k].file, counts[k].granule);
-			while (slots[i])
-				i = (i + 1) & (nslots - 1);
-			slots[i] = (uint32_t)k + 1;
-		}
-	}
-	size_t i = slot_of(file, g);
-	while (slots[i]) {
-		struct count *c = &counts[slots[i] - 1];
-		if (c->file == file && c->granule == g) {
-			c->n++;
-			return;
-		}
-		i = (i + 1) & (nslots - 1);
-	}
-	counts = grow(counts, &capcounts, ncounts + 1, sizeof *counts);
-	counts[ncounts] = (struct count){ file, g, 1 };
-	slots[i] = (uint32_t)++ncounts;
-}
-
-/* Mappings made before the events were enabled (the program and its
- * interpreter, mapped by exec itself) have no MMAP2 record: for a sample
- * that no recorded mapping covers, read the process's maps, once per pid
- * (while it lives). */
-static uint32_t maps_read_for[256];
-static size_t nmaps_read;
-
-static bool read_proc_maps(uint32_t pid)
-{
-	for (size_t i = 0; i < nmaps_read; i++)
-		if (maps_read_for[i] == pid)
-			return false;
-	if (nmaps_read < sizeof maps_read_for / sizeof *maps_read_for)
-		maps_read_for[nmaps_read++] = pid;
-	char path[64], line[1024];
-	snprintf(path, sizeof path, "/proc/%u/maps", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	bool added = false;
-	while (fgets(line, sizeof line, f)) {
-		unsigned long long lo, hi, off;
-		char perms[8];
-		int n = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off, &n) < 4 || perms[2] != 'x' || !n)
-			continue;
-		char *name = line + n;
-		name[strcspn(name, "\n")] = '\0';
-		if (name[0] != '/')
-			continue;
-		bool known = false;
-		for (size_t i = 0; i < nmaps && !known; i++)
-			known = maps[i].pid == pid && maps[i].addr == lo;
-		if (!known) {
-			add_map(pid, lo, hi - lo, off, name, NULL);
-			added = true;
-		}
-	}
-	fclose(f);
-	return added;
-}
-
-static void count_sample(uint32_t pid, uint64_t ip)
-{
-	samples_total++;
-	bool again = true;
-retry:
-	for (size_t i = 0; i < nmaps; i++) {
-		struct map *m = &maps[i];
-		if (m->pid != pid || ip < m->addr || ip >= m->addr + m->len)
-			continue;
-		if (m->file < 0)
-			break;
-		struct file *f = &files[m->file];
-		if (!f->read)
-			read_file(f);
-		uint64_t off = m->pgoff + (ip - m->addr);
-		for (int s = 0; s < f->nsegs; s++) {
-			if (off < f->segs[s].off || off >= f->segs[s].off + f->segs[s].filesz)
-				continue;
-			uint64_t g = (f->segs[s].vaddr + (off - f->segs[s].off)) / GRANULE;
-			add_count(m->file, g);
-			return;
-		}
-		break;
-	}
-	if (again) {
-		again = false;
-		if (read_proc_maps(pid))
-			goto retry;
-	}
-	samples_unknown++;
-}
-
 /* ---- the ring buffers ------------------------------------------------- */
 
 struct ring {
@@ -350,7 +112,7 @@ static void drain(struct ring *r)
 			uint32_t pid;
 			memcpy(&ip, b, 8);
 			memcpy(&pid, b + 8, 4);
-			count_sample(pid, ip);
+			et_attr_sample(pid, ip, 1);
 		} else if (h.type == PERF_RECORD_MMAP2 && h.size >= sizeof h + 64) {
 			uint32_t pid, prot;
 			uint64_t addr, len, pgoff;
@@ -365,7 +127,7 @@ static void drain(struct ring *r)
 			const char *name = b + 64;
 			size_t max = h.size - sizeof h - 64;
 			if (memchr(name, '\0', max) && (prot & PROT_EXEC))
-				add_map(pid, addr, len, pgoff, name, bid[0] ? bid : NULL);
+				et_attr_map(pid, addr, len, pgoff, name, bid[0] ? bid : NULL);
 		}
 	}
 	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
@@ -374,150 +136,6 @@ static void drain(struct ring *r)
 static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 {
 	return syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-/* ---- the profile ------------------------------------------------------- */
-
-static int by_file_granule(const void *a, const void *b)
-{
-	const struct count *x = a, *y = b;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
-	return x->granule < y->granule ? -1 : x->granule > y->granule;
-}
-
-/* Into out, or into t when it was opened before COMMAND ran (et_tool_out_try;
- * closed here, and freed). */
-static int write_profile(struct et_tool_out *t, const char *out)
-{
-	if (!t)
-		t = malloc(sizeof *t);
-	FILE *f = !t ? NULL : t->f ? t->f : et_tool_out_open(t, out);
-	if (!f) {
-		if (!t)
-			et_tool_err("out of memory");
-		free(t);
-		return -1;
-	}
-	/* one object per build-id: the same file mapped from two paths counts
-	 * as its first path (granules are in its own address space either way) */
-	int *canon = malloc((nfiles ? nfiles : 1) * sizeof *canon);
-	bool *named = calloc(nfiles ? nfiles : 1, sizeof *named);
-	if (!canon || !named) {
-		et_tool_err("out of memory");
-		exit(ET_EXIT_BAD);
-	}
-	for (size_t i = 0; i < nfiles; i++) {
-		/* a file the kernel gave no build-id for (its note not in memory
-		 * when it was mapped) and no sample needed: from the file now */
-		if (!files[i].build_id[0] && !files[i].read)
-			read_file(&files[i]);
-		canon[i] = (int)i;
-		for (size_t k = 0; k < i; k++)
-			if (files[i].build_id[0] && !strcmp(files[k].build_id, files[i].build_id)) {
-				canon[i] = canon[k];
-				break;
-			}
-	}
-	for (size_t i = 0; i < ncounts; i++)
-		counts[i].file = canon[counts[i].file];
-	if (ncounts)
-		qsort(counts, ncounts, sizeof *counts, by_file_granule);
-	char comment[128];
-	snprintf(comment, sizeof comment, "recorded by enormoustext record: %llu samples, %llu outside any file",
-	         (unsigned long long)samples_total, (unsigned long long)samples_unknown);
-	struct et_sink sink;
-	et_tool_sink_file(&sink, f);
-	struct et_prof_writer w;
-	et_profile_write_begin(&w, &sink, GRANULE, comment);
-	for (size_t i = 0; i < ncounts;) {
-		struct file *fl = &files[counts[i].file];
-		size_t j = i;
-		uint64_t sum = 0;
-		for (; j < ncounts && counts[j].file == counts[i].file && counts[j].granule == counts[i].granule; j++)
-			sum += counts[j].n;
-		if (fl->build_id[0]) {                  /* no build-id: no key */
-			if (!named[counts[i].file]) {
-				named[counts[i].file] = true;
-				et_profile_write_object(&w, fl->build_id, fl->path);
-			}
-			et_profile_write_count(&w, counts[i].granule * GRANULE, sum);
-		}
-		i = j;
-	}
-	/* The files it mapped and never ran in, as objects with no samples: the
-	 * profile knows them, so ENORMOUSTEXT_PROFILE leaves their text cold
-	 * instead of treating them as objects it has never seen. */
-	for (size_t i = 0; i < nfiles; i++)
-		if (files[i].build_id[0] && !named[canon[i]]) {
-			named[canon[i]] = true;
-			et_profile_write_object(&w, files[i].build_id, files[canon[i]].path);
-		}
-	et_profile_write_end(&w);
-	free(canon);
-	free(named);
-	int rc = et_tool_out_close(t);
-	free(t);
-	return rc;
-}
-
-/* `--from-perf-script TEXT`: the output of
- *   perf script -F pid,ip --show-mmap-events
- * for an existing `perf record` (of the cpu-clock or any other event):
- * mapping lines and sample lines, attributed the same way. */
-static int import_perf_script(const char *in, const char *out)
-{
-	FILE *f = strcmp(in, "-") ? fopen(in, "r") : stdin;
-	if (!f) {
-		et_tool_err("%s: %s", in, strerror(errno));
-		return ET_EXIT_BAD;
-	}
-	char line[8192];
-	size_t lineno = 0, used = 0;
-	while (fgets(line, sizeof line, f)) {
-		lineno++;
-		unsigned pid;
-		unsigned long long ip, addr, len, pgoff;
-		int n = 0;
-		char *mm = strstr(line, "PERF_RECORD_MMAP");
-		if (mm) {
-			/* "PERF_RECORD_MMAP2 PID/TID: [0xADDR(0xLEN) @ 0xPGOFF ...]: r-xp PATH" */
-			char *br = strchr(mm, '[');
-			char *end = br ? strstr(br, "]: ") : NULL;
-			if (!br || !end || sscanf(mm, "PERF_RECORD_MMAP%*[2] %u/", &pid) < 1)
-				if (!br || !end || sscanf(mm, "PERF_RECORD_MMAP %u/", &pid) != 1)
-					continue;
-			if (sscanf(br, "[0x%llx(0x%llx) @ %llx", &addr, &len, &pgoff) != 3)
-				continue;
-			char *perms = end + 3, *path = strchr(perms, ' ');
-			if (!path)
-				continue;
-			path++;
-			path[strcspn(path, "\n")] = '\0';
-			/* MMAP2 lines say r-xp, MMAP lines only "x" */
-			if (strchr(perms, 'x') && strchr(perms, 'x') < path)
-				add_map(pid, addr, len, pgoff, path, NULL);
-			used++;
-			continue;
-		}
-		if (sscanf(line, " %u %llx %n", &pid, &ip, &n) == 2 && n > 0) {
-			count_sample(pid, ip);
-			used++;
-		}
-	}
-	if (f != stdin)
-		fclose(f);
-	if (used == 0) {
-		et_tool_err("%s: no samples or mappings (use: perf script -F pid,ip --show-mmap-events)", in);
-		return ET_EXIT_BAD;
-	}
-	(void)lineno;
-	if (write_profile(NULL, out) != 0)
-		return ET_EXIT_BAD;
-	fprintf(stderr, "enormoustext record: %llu sample%s (%llu outside any file) from %s written to %s\n",
-	        (unsigned long long)samples_total, et_tool_s(samples_total),
-	        (unsigned long long)samples_unknown, in, out);
-	return ET_EXIT_OK;
 }
 
 /* ---- where perf_event_open is refused: the library's own timer ---------- */
@@ -748,18 +366,12 @@ int et_cmd_record(int argc, char **argv)
 	if (from) {
 		if (optind < argc)
 			return et_tool_usage("--from-perf-script takes no COMMAND");
-		if (elf_version(EV_CURRENT) == EV_NONE) {
-			et_tool_err("libelf: %s", elf_errmsg(-1));
-			return ET_EXIT_BAD;
-		}
-		return import_perf_script(from, out);
+		et_attr_init(false);
+		return et_tool_import_perf_script(from, out);
 	}
 	if (optind >= argc)
 		return et_tool_usage("give the COMMAND to run");
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		et_tool_err("libelf: %s", elf_errmsg(-1));
-		return ET_EXIT_BAD;
-	}
+	et_attr_init(true);
 	/* FILE is opened before COMMAND runs: one that cannot be written is
 	 * refused without running it (a FIFO with no reader yet: at the end) */
 	struct et_tool_out *t = malloc(sizeof *t);
@@ -877,17 +489,16 @@ int et_cmd_record(int argc, char **argv)
 	if (read(ex[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err)
 		exec_err = 0;
 	close(ex[0]);
-	int rc = exec_err ? 0 : write_profile(t, out) == 0 ? 0 : ET_EXIT_BAD;
+	char sum[160], comment[200];
+	et_attr_summary(sum, sizeof sum);
+	snprintf(comment, sizeof comment, "recorded by enormoustext record: %s", sum);
+	int rc = exec_err ? 0 : et_attr_write(t, out, comment) == 0 ? 0 : ET_EXIT_BAD;
 	if (exec_err)
 		out_drop(t);
-	free(maps);
-	free(files);
-	free(counts);
-	free(slots);
-	if (rc == 0 && !exec_err)
-		fprintf(stderr, "enormoustext record: %llu sample%s (%llu outside any file) written to %s\n",
-		        (unsigned long long)samples_total, et_tool_s(samples_total),
-		        (unsigned long long)samples_unknown, out);
+	if (rc == 0 && !exec_err) {
+		et_attr_say_unfound();
+		fprintf(stderr, "enormoustext record: %s written to %s\n", sum, out);
+	}
 	if (rc)
 		return rc;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
