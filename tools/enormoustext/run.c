@@ -37,7 +37,7 @@
 #define ET_TOOL_REL_LIBDIR "../lib"
 #endif
 #ifndef ET_TOOL_LIB_NAME
-#define ET_TOOL_LIB_NAME "libenormoustext.so"
+#define ET_TOOL_LIB_NAME "libenormoustext.so.0"
 #endif
 
 enum {
@@ -227,7 +227,7 @@ char *et_tool_preload(const char *lib_opt)
 	} else if (default_library(lib, sizeof lib, tried, sizeof tried)) {
 		rc = check_library("library", " ", lib, abs, sizeof abs);
 	} else {
-		et_tool_err("cannot find libenormoustext.so (looked for %s): give --lib PATH or set "
+		et_tool_err("cannot find " ET_TOOL_LIB_NAME " (looked for %s): give --lib PATH or set "
 		            ET_OPTION_LIB_VAR, tried);
 		rc = ET_EXIT_BAD;
 	}
