@@ -70,7 +70,12 @@ arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 # ---------------------------------------------------------------- 1. copy
 tree=$W/src/libenormoustext-$version
 mkdir -p "$tree"
-if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+ingit=0
+git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1 && ingit=1
+# what git sees in the tree, to show at the end that nothing was written there
+tree_state() { ((ingit)) && git -C "$src" status --porcelain --ignored=matching -- debian . 2>/dev/null | grep -v ' build[^/]*/$'; }
+before=$(tree_state)
+if ((ingit)); then
 	(cd "$src" && git ls-files -z -co --exclude-standard |
 		while IFS= read -r -d '' f; do [ -e "$f" ] || [ -L "$f" ] && printf '%s\0' "$f"; done |
 		tar -cf - --null -T -) | tar -xf - -C "$tree" || fail "cannot copy $src (git ls-files) to $tree"
@@ -311,4 +316,5 @@ done
 grep -qE '^enormoustext \(1\) +- ' <<<"$found" || fail "man -k enormoustext does not list enormoustext(1): $found"
 lap "man -k lists libenormoustext(3), $(echo "$api" | wc -l) function pages and enormoustext(1)"
 
+[ "$(tree_state)" = "$before" ] || fail "the build wrote into $src: $(diff <(echo "$before") <(tree_state) | grep '^[<>]' | tr '\n' ' ')"
 echo "PASS [pkg.deb]: 3 packages built, lintian clean, installed into a throwaway root and used from there ($(($(date +%s) - t0)) s)"
