@@ -50,7 +50,7 @@ struct enormoustext_stats {
 	uint64_t eligible_bytes;  /* bytes in whole PMD windows (after options) */
 	uint64_t remapped_bytes;  /* bytes swapped onto new huge mappings */
 	uint64_t huge_bytes;      /* bytes confirmed huge in /proc/self/smaps */
-	uint64_t elapsed_ns;      /* time spent at start-up */
+	uint64_t elapsed_ns;      /* time spent in the passes (start-up and later) */
 	char backend[16];         /* backend that did most of the work, or "none" */
 	char reason[160];         /* why nothing/less was done, "" when all went huge */
 	/* since 0.2 (check out->size): */
@@ -94,15 +94,18 @@ ENORMOUSTEXT_API int enormoustext_get_object(unsigned i, struct enormoustext_obj
 
 /* Move the text of objects loaded since the last pass (the library's own
  * dlopen/dlmopen wrappers call this; a program that loads code some other
- * way may too).  Returns how many objects were new (>= 0), or -EDEADLK when
- * called from inside a pass. */
+ * way may too).  Returns how many objects were new (>= 0), -EDEADLK when
+ * called from inside a pass, or -EAGAIN while another thread does the
+ * checks a quick start-up left for later. */
 ENORMOUSTEXT_API int enormoustext_refresh(void);
 
 /* Move every whole huge-page window of executable text in
  * [start, start + len) onto new huge pages, also windows already moved
  * (each is copied again and swapped in the same way).  Returns how many
  * windows were moved and confirmed huge (>= 0), -EINVAL for an empty
- * range, -EPERM when the library is not active in this process.  Meant for
+ * range, -EPERM when the library is not active in this process (or another
+ * copy of it does the work), -EDEADLK inside a pass, -EAGAIN as for
+ * enormoustext_refresh.  Meant for
  * tests that exercise the swap, and for programs that rewrite their text. */
 ENORMOUSTEXT_API int enormoustext_remap_range(const void *start, size_t len);
 

@@ -3,13 +3,15 @@
 # page where they belong; the installed command preloads the library installed
 # beside it and runs with it; the build tree's command uses the build tree's
 # library; a copy with no library near it uses the configured LIBDIR or says
-# it cannot find one; ENORMOUSTEXT_LIB.
+# it cannot find one; ENORMOUSTEXT_LIB.  The command looks for the SONAME
+# file (libenormoustext.so.0), which a runtime package without the
+# development link has.
 . "$(dirname "$0")/lib.sh"
 
 p=$W/prefix
 t install -- "$TT_CMAKE" --install "$TT_BUILD_DIR" --prefix "$p"
 expect_rc 0 "cmake --install"
-cmd=$p/$TT_INSTALL_BINDIR/enormoustext lib=$p/$TT_INSTALL_LIBDIR/libenormoustext.so
+cmd=$p/$TT_INSTALL_BINDIR/enormoustext lib=$p/$TT_INSTALL_LIBDIR/libenormoustext.so.0
 [ -x "$cmd" ] || fail "the command was not installed as $cmd"
 [ -s "$p/$TT_INSTALL_MANDIR/man1/enormoustext.1" ] || fail "the man page was not installed in $TT_INSTALL_MANDIR/man1"
 [ -e "$lib" ] || fail "no $lib installed"
@@ -28,10 +30,10 @@ expect_out "^LD_PRELOAD=$TT_LIB\$" "the build tree's command's default library"
 # A copy with no library beside it: the configured LIBDIR, or a clear error.
 mkdir -p "$W/elsewhere/bin" && cp "$cmd" "$W/elsewhere/bin/"
 t elsewhere -- "$W/elsewhere/bin/enormoustext" run -n -- true
-if [ -e "$TT_INSTALL_FULL_LIBDIR/libenormoustext.so" ]; then
-	expect_rc 0; expect_out "^LD_PRELOAD=$TT_INSTALL_FULL_LIBDIR/libenormoustext.so\$"
+if [ -e "$TT_INSTALL_FULL_LIBDIR/libenormoustext.so.0" ]; then
+	expect_rc 0; expect_out "^LD_PRELOAD=$TT_INSTALL_FULL_LIBDIR/libenormoustext.so.0\$"
 else
-	expect_bad 1 "no library anywhere" "cannot find libenormoustext.so .*give --lib PATH or set ENORMOUSTEXT_LIB"
+	expect_bad 1 "no library anywhere" "cannot find libenormoustext\.so\.0 .*give --lib PATH or set ENORMOUSTEXT_LIB"
 fi
 t elsewhere_env -- ENORMOUSTEXT_LIB="$lib" "$W/elsewhere/bin/enormoustext" run -n -- true
 expect_rc 0; expect_out "^LD_PRELOAD=$lib\$"

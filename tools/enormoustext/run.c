@@ -37,7 +37,7 @@
 #define ET_TOOL_REL_LIBDIR "../lib"
 #endif
 #ifndef ET_TOOL_LIB_NAME
-#define ET_TOOL_LIB_NAME "libenormoustext.so"
+#define ET_TOOL_LIB_NAME "libenormoustext.so.0"
 #endif
 
 enum {
@@ -228,7 +228,7 @@ int et_tool_library(const char *lib_opt, char *abs, size_t cap)
 		return check_library(ET_OPTION_LIB_VAR, "=", env_lib, abs, cap);
 	if (default_library(lib, sizeof lib, tried, sizeof tried))
 		return check_library("library", " ", lib, abs, cap);
-	et_tool_err("cannot find libenormoustext.so (looked for %s): give --lib PATH or set "
+	et_tool_err("cannot find " ET_TOOL_LIB_NAME " (looked for %s): give --lib PATH or set "
 	            ET_OPTION_LIB_VAR, tried);
 	return ET_EXIT_BAD;
 }

@@ -1,0 +1,320 @@
+#!/bin/bash
+# deb.sh — the Debian packages (debian/): built from a copy of the tree, clean
+# under lintian, and working as installed.
+#
+#   tests/pkg/deb.sh [SRCDIR]        (SRCDIR: the tree, default this script's)
+#
+# 1. copies the tree (git's tracked and untracked-but-not-ignored files, or,
+#    outside git, everything but build*/ and .git) to a work directory, so
+#    that nothing is written into the tree itself;
+# 2. builds the source package (dpkg-source -b) and the binary packages
+#    (dpkg-buildpackage -us -uc -b, DEB_BUILD_OPTIONS="nocheck parallel=2"):
+#    libenormoustext0, libenormoustext-dev, enormoustext;
+# 3. runs lintian on the .dsc and the .changes: an error or a warning that
+#    no override explains fails the test (info and pedantic tags are shown);
+# 4. checks what each package holds (no file in two of them; the SONAME
+#    and the package name agree; the -dev package has a man 3 page for each
+#    function of enormoustext.h);
+# 5. unpacks the three packages into a throwaway root with `dpkg -x`: no
+#    package database, no maintainer script, nothing of the host's /usr or
+#    /var/lib/dpkg touched, no root needed (`dpkg --root` would also want
+#    libc6 and libelf1 "installed" in that root, for nothing more to check
+#    here); and from that root:
+#    - a program with 6 MiB of text, preloaded with
+#      ROOT/usr/lib/<multiarch>/libenormoustext.so.0 and ENORMOUSTEXT_VERBOSE=1:
+#      the summary line says text went huge, and the program's own smaps
+#      agree (a run without the library first: nothing huge);
+#    - ROOT/usr/bin/enormoustext --version and `run`: the command finds the
+#      library beside itself (also in a root with only libenormoustext0 and
+#      enormoustext unpacked: no development link needed);
+#    - the same program linked against the -dev package through pkg-config
+#      and through CMake's find_package(enormoustext) (+ enormoustext_huge_text),
+#      run: the API says the text is huge and gives the library's version;
+#    - man -k (apropos, after mandb into an index of that root's own) finds
+#      libenormoustext(3), a page for each function, and enormoustext(1);
+#      each page renders with man -l without a warning and parses with lexgrog.
+#
+# Exit 0 pass, 1 fail, 77 when a tool it needs is missing (the line says
+# which; tools/run-tests installs them).  ET_DEB_KEEP=1 keeps the work
+# directory; ET_DEB_JOBS (default 2) is the build's parallelism.
+set -u
+src=$(cd "${1:-$(dirname "$0")/../..}" && pwd) || exit 2
+jobs=${ET_DEB_JOBS:-2}
+
+fail() { echo "FAIL [pkg.deb]: $*"; exit 1; }
+say() { echo "pkg.deb: $*"; }
+t0=$(date +%s)
+lap() { say "$* ($(($(date +%s) - t0)) s so far)"; }
+
+for c in dpkg-buildpackage dpkg-source dh lintian cmake pkg-config cc man mandb apropos lexgrog readelf; do
+	command -v "$c" >/dev/null || {
+		echo "SKIP [pkg.deb]: $c is missing (Debian: apt-get install debhelper dpkg-dev lintian cmake pkg-config gcc man-db binutils)"
+		exit 77
+	}
+done
+[ -f "$src/debian/control" ] || fail "$src/debian/control: not a tree with Debian packaging"
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/pkg-deb.XXXXXX") || exit 2
+# shellcheck disable=SC2317 # called by the EXIT trap
+on_exit() { if [ "${ET_DEB_KEEP:-0}" = 1 ]; then echo "(work directory kept: $W)"; else rm -rf "$W"; fi; }
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+unset LD_PRELOAD LD_LIBRARY_PATH PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR MANPATH
+while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0-9_]*\)=.*/\1/p')
+
+version=$(sed -n 's/^project(enormoustext VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+[ -n "$version" ] || fail "no project(enormoustext VERSION ...) in $src/CMakeLists.txt"
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH) || fail "dpkg-architecture gives no multiarch triplet"
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+
+# ---------------------------------------------------------------- 1. copy
+tree=$W/src/libenormoustext-$version
+mkdir -p "$tree"
+ingit=0
+git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1 && ingit=1
+# what git sees in the tree, to show at the end that nothing was written there
+tree_state() { ((ingit)) && git -C "$src" status --porcelain --ignored=matching -- debian . 2>/dev/null | grep -v ' build[^/]*/$'; }
+before=$(tree_state)
+if ((ingit)); then
+	(cd "$src" && git ls-files -z -co --exclude-standard |
+		while IFS= read -r -d '' f; do [ -e "$f" ] || [ -L "$f" ] && printf '%s\0' "$f"; done |
+		tar -cf - --null -T -) | tar -xf - -C "$tree" || fail "cannot copy $src (git ls-files) to $tree"
+else
+	(cd "$src" && tar -cf - --exclude='./build*' --exclude=./.git --exclude=./obj-* .) |
+		tar -xf - -C "$tree" || fail "cannot copy $src to $tree"
+fi
+
+# ---------------------------------------------------------------- 2. build
+(cd "$W/src" && dpkg-source -b "libenormoustext-$version") >"$W/source.log" 2>&1 ||
+	{ cat "$W/source.log"; fail "dpkg-source -b failed"; }
+(cd "$tree" && DEB_BUILD_OPTIONS="nocheck parallel=$jobs" dpkg-buildpackage -us -uc -b) >"$W/build.log" 2>&1 ||
+	{ tail -n 60 "$W/build.log"; fail "dpkg-buildpackage -us -uc -b failed (the last 60 lines above)"; }
+grep -q "make -j$jobs" "$W/build.log" || fail "the package build did not run make -j$jobs (DEB_BUILD_OPTIONS parallel=$jobs)"
+lap "built the source package and the binary packages"
+deb() { echo "$W/src/${1}_${version}_$arch.deb"; }
+for p in libenormoustext0 libenormoustext-dev enormoustext; do
+	[ -s "$(deb $p)" ] || fail "no $(basename "$(deb $p)") from dpkg-buildpackage: $(ls "$W/src")"
+done
+
+# ---------------------------------------------------------------- 3. lintian
+# --fail-on error,warning: an error, or a warning not overridden (with its
+# reason) in debian/*.lintian-overrides, fails.
+lintian --fail-on error,warning --display-info --pedantic --no-cfg \
+	"$W/src/libenormoustext_$version.dsc" "$W/src/libenormoustext_${version}_$arch.changes" \
+	>"$W/lintian.log" 2>&1
+lrc=$?
+grep -v '^running with root privileges' "$W/lintian.log" | sed 's/^/  lintian: /'
+[ $lrc = 0 ] || fail "lintian found errors or unexplained warnings (status $lrc, tags above)"
+grep -q '^[EW]: ' "$W/lintian.log" && fail "lintian printed an error or a warning tag"
+lap "lintian: no error, no unexplained warning ($(grep -c '^[IPX]: ' "$W/lintian.log") info/pedantic/experimental tags)"
+
+# ---------------------------------------------------------------- 4. contents
+for p in libenormoustext0 libenormoustext-dev enormoustext; do
+	dpkg-deb -c "$(deb $p)" | awk '{ print $6 }' | sed 's|^\./||; /\/$/d' | sort >"$W/$p.files"
+done
+dup=$(sort "$W"/*.files | uniq -d)
+[ -z "$dup" ] || fail "files in two packages: $dup"
+has() { grep -qxF "$2" "$W/$1.files" || fail "$1 lacks $2 (it has: $(tr '\n' ' ' <"$W/$1.files"))"; }
+lacks() { ! grep -q "$2" "$W/$1.files" || fail "$1 holds $(grep "$2" "$W/$1.files" | head -n1), which belongs elsewhere"; }
+L=usr/lib/$ma
+has libenormoustext0 "$L/libenormoustext.so.0"
+has libenormoustext0 "$L/libenormoustext.so.$version"
+lacks libenormoustext0 '^usr/include/\|\.a$\|\.so$\|pkgconfig\|/cmake/\|/man/'
+for f in usr/include/enormoustext.h "$L/libenormoustext.a" "$L/libenormoustext.so" "$L/pkgconfig/enormoustext.pc" \
+	"$L/cmake/enormoustext/enormoustextConfig.cmake" "$L/cmake/enormoustext/enormoustextConfigVersion.cmake" \
+	"$L/cmake/enormoustext/enormoustextTargets.cmake" "$L/cmake/enormoustext/EnormoustextHelpers.cmake" \
+	usr/share/enormoustext/enormous.ld usr/share/enormoustext/enormous-32m.ld \
+	usr/share/man/man3/libenormoustext.3.gz; do
+	has libenormoustext-dev "$f"
+done
+lacks libenormoustext-dev "\.so\.0"
+api=$(grep -oE '\benormoustext_[a-z_]+\(' "$src/libenormoustext/include/enormoustext.h" | tr -d '(' | sort -u)
+[ "$(echo "$api" | wc -l)" -ge 6 ] || fail "fewer than 6 functions found in enormoustext.h: $api"
+for fn in $api; do has libenormoustext-dev "usr/share/man/man3/$fn.3.gz"; done
+has enormoustext usr/bin/enormoustext
+has enormoustext usr/share/man/man1/enormoustext.1.gz
+lacks enormoustext '^usr/lib/\|^usr/include/'
+dep=$(dpkg-deb -f "$(deb enormoustext)" Depends)
+case ", $dep," in *", libenormoustext0 (= $version),"*) ;; *) fail "enormoustext does not depend on libenormoustext0 (= $version): $dep" ;; esac
+dep=$(dpkg-deb -f "$(deb libenormoustext-dev)" Depends)
+case ", $dep," in *", libenormoustext0 (= $version),"*) ;; *) fail "libenormoustext-dev does not depend on libenormoustext0 (= $version): $dep" ;; esac
+
+# ---------------------------------------------------------------- 5. installed
+R=$W/root
+for p in libenormoustext0 libenormoustext-dev enormoustext; do dpkg -x "$(deb $p)" "$R" || fail "dpkg -x $p failed"; done
+lib=$R/$L/libenormoustext.so.0
+soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = libenormoustext.so.0 ] || fail "the SONAME of $lib is '$soname', the package libenormoustext0 says libenormoustext.so.0"
+readelf -d "$lib" | grep -q 'NEEDED.*libelf' && fail "$lib needs libelf: the runtime library must need libc only"
+shlibs=$(dpkg-deb -I "$(deb libenormoustext0)" shlibs 2>/dev/null)
+symbols=$(dpkg-deb -I "$(deb libenormoustext0)" symbols 2>/dev/null)
+case $symbols in *"libenormoustext.so.0 libenormoustext0 #MINVER#"*) ;; *) fail "libenormoustext0 has no symbols file for libenormoustext.so.0: $symbols" ;; esac
+case $shlibs in *"libenormoustext 0 libenormoustext0"*) ;; *) fail "libenormoustext0's shlibs file does not name libenormoustext 0: $shlibs" ;; esac
+# the symbols file lists exactly what the library exports
+have=$(nm -D --defined-only "$lib" | awk 'NF == 3 && $2 == "A" { print $3 "@" $3; next } NF == 3 { print $3 }' |
+	sed 's/@@*/@/; /@/!s/$/@Base/' | sort -u)
+listed=$(echo "$symbols" | sed -n 's/^ \([^ ]*\) .*/\1/p' | sort -u)
+[ "$have" = "$listed" ] || fail "the symbols file and the library's exports differ: $(diff <(echo "$listed") <(echo "$have") | grep '^[<>]' | tr '\n' ' ')"
+
+# A program with 1600 functions a page apart (6.3 MiB of text: at least two
+# whole 2 MiB windows wherever it is put); with -DWITH_API it also asks the
+# library.  It prints how much of its own executable mappings is huge.
+n=1600
+{
+	printf '#include <stdio.h>\n#include <string.h>\n#ifdef WITH_API\n#include <enormoustext.h>\n#endif\n'
+	printf '#define F static __attribute__((aligned(4096), noinline, used)) unsigned long\n'
+	for ((i = 0; i < n; i++)); do printf 'F f%d(unsigned long x) { return (x ^ %du) + %du; }\n' $i $((i * 40503 % 65536)) $i; done
+	printf 'static unsigned long (*const table[])(unsigned long) = {\n'
+	for ((i = 0; i < n; i++)); do printf 'f%d,' $i; done
+	cat <<'C'
+};
+static long huge_kb(void)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	long kb = 0, v;
+	int x = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		char perms[8], field[64];
+		if (sscanf(line, "%*[0-9a-f]-%*[0-9a-f] %7s", perms) == 1 && strchr(line, '-') < strchr(line, ' ')) {
+			x = perms[2] == 'x';
+			continue;
+		}
+		if (x && sscanf(line, "%63[A-Za-z_]: %ld kB", field, &v) == 2 &&
+		    (!strcmp(field, "AnonHugePages") || !strcmp(field, "FilePmdMapped") ||
+		     !strcmp(field, "Private_Hugetlb") || !strcmp(field, "Shared_Hugetlb")))
+			kb += v;
+	}
+	fclose(f);
+	return kb;
+}
+int main(void)
+{
+	unsigned wrong = 0, i, n = sizeof table / sizeof table[0];
+	for (i = 0; i < n; i++)
+		if (table[i](i) != ((i ^ (i * 40503u % 65536u)) + i))
+			wrong++;
+	printf("calls=%u wrong=%u huge_kb=%ld\n", n, wrong, huge_kb());
+#ifdef WITH_API
+	struct enormoustext_stats st = { .size = sizeof st };
+	int rc = enormoustext_get_stats(&st);
+	printf("api rc=%d ran=%u huge_bytes=%llu version=%s header=%s\n", rc, st.ran,
+	       (unsigned long long)st.huge_bytes, enormoustext_version(), ENORMOUSTEXT_VERSION_STRING);
+#endif
+	return wrong != 0;
+}
+C
+} >"$W/big.c"
+cc -O1 -o "$W/big" "$W/big.c" 2>"$W/cc.err" || { cat "$W/cc.err"; fail "cannot compile the test program"; }
+kb() { sed -n 's/.*huge_kb=\([0-9-]*\).*/\1/p' <<<"$1"; }
+# runs COMMAND... on a fresh copy of the program FILE: $OUT, $ERR, $RC
+N=0
+fresh_run() {
+	local file=$1
+	shift
+	N=$((N + 1))
+	mkdir "$W/run$N" || exit 2
+	cp "$file" "$W/run$N/prog" || fail "cannot copy $file"
+	OUT=$(cd "$W/run$N" && "$@" ./prog 2>"$W/run$N.err")
+	RC=$?
+	ERR=$(cat "$W/run$N.err")
+}
+fresh_run "$W/big" env
+[ $RC = 0 ] || fail "the test program failed without the library: $OUT $ERR"
+[ "$(kb "$OUT")" = 0 ] || fail "without the library $(kb "$OUT") kB of the program's text is already huge: nothing could be shown ($OUT)"
+fresh_run "$W/big" env LD_PRELOAD="$lib" ENORMOUSTEXT_VERBOSE=1
+echo "  preloaded: $OUT"
+echo "  preloaded: $ERR"
+[ $RC = 0 ] || fail "the program preloaded with $lib failed (status $RC): $OUT $ERR"
+case $OUT in *" wrong=0 "*) ;; *) fail "the program computed wrong results with the library: $OUT" ;; esac
+sum=$(grep -E '^enormoustext: [0-9]+ objects?, ' <<<"$ERR")
+[ "$(echo "$sum" | grep -c .)" = 1 ] || fail "ENORMOUSTEXT_VERBOSE=1: not one summary line on stderr: $ERR"
+moved=$(sed -n 's/^enormoustext: [0-9]* objects*, \([0-9.]*\) MiB of [0-9.]* MiB text on .*/\1/p' <<<"$sum")
+[ -n "$moved" ] || fail "the summary line does not say how much text went huge: $sum"
+awk -v m="$moved" 'BEGIN { exit !(m + 0 >= 4) }' || fail "the summary line says $moved MiB moved, at least 4 expected: $sum"
+[ "$(kb "$OUT")" -ge 4096 ] || fail "the summary says $moved MiB but the program's smaps shows $(kb "$OUT") kB huge"
+lap "preloaded from the root: $sum"
+
+# the command, found and finding its library in the root
+cmd=$R/usr/bin/enormoustext
+v=$("$cmd" --version) || fail "$cmd --version failed"
+[ "$v" = "enormoustext $version" ] || fail "$cmd --version says '$v', not 'enormoustext $version'"
+dry=$("$cmd" run -n -- true) || fail "$cmd run -n -- true failed: $dry"
+# (the directory resolved, the file name as it is: BINDIR/../LIBDIR)
+grep -qxF "LD_PRELOAD=$(realpath "$R/$L")/libenormoustext.so.0" <<<"$dry" || fail "the installed command does not preload the library beside it ($lib): $dry"
+R2=$W/root-nodev
+for p in libenormoustext0 enormoustext; do dpkg -x "$(deb $p)" "$R2" || fail "dpkg -x $p failed"; done
+dry=$("$R2/usr/bin/enormoustext" run -n -- true) || fail "without the -dev package, enormoustext run -n failed: $dry"
+grep -qxF "LD_PRELOAD=$(realpath "$R2/$L")/libenormoustext.so.0" <<<"$dry" ||
+	fail "without the -dev package the command does not find libenormoustext.so.0 beside it: $dry"
+fresh_run "$W/big" "$cmd" run --verbose 1 --
+[ $RC = 0 ] || fail "enormoustext run failed (status $RC): $OUT $ERR"
+grep -qE '^enormoustext: [0-9]+ objects?, [1-9][0-9.]* MiB of ' <<<"$ERR" || fail "enormoustext run --verbose 1: no summary line with text moved: $ERR"
+[ "$(kb "$OUT")" -ge 4096 ] || fail "under enormoustext run the program's smaps shows $(kb "$OUT") kB huge: $OUT $ERR"
+lap "$cmd --version and run: $(grep '^enormoustext:' <<<"$ERR")"
+
+# linked against the -dev package: pkg-config
+pc=$R/$L/pkgconfig
+flags=$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs enormoustext) || fail "pkg-config finds no enormoustext in $pc"
+case $flags in *"-I$R/"*"-L$R/"*) ;; *) fail "pkg-config's flags do not point into the root $R: $flags" ;; esac
+# shellcheck disable=SC2086 # the flags are words
+cc -O1 -DWITH_API -o "$W/big-pc" "$W/big.c" $flags 2>"$W/cc.err" || { cat "$W/cc.err"; fail "cannot compile and link with pkg-config's flags: $flags"; }
+readelf -d "$W/big-pc" | grep -q 'NEEDED.*\[libenormoustext\.so\.0\]' || fail "the program linked with -lenormoustext does not need libenormoustext.so.0"
+check_api() {
+	[ $RC = 0 ] || fail "$1: the linked program failed (status $RC): $OUT $ERR"
+	grep -q "^api rc=0 ran=1 huge_bytes=[1-9][0-9]* version=$version header=$version\$" <<<"$OUT" ||
+		fail "$1: the API does not say the text went huge with version $version: $OUT $ERR"
+	[ "$(kb "$OUT")" -ge 4096 ] || fail "$1: the program's smaps shows $(kb "$OUT") kB huge: $OUT"
+}
+fresh_run "$W/big-pc" env LD_LIBRARY_PATH="$R/$L"
+check_api "pkg-config"
+lap "linked with pkg-config: $(grep '^api' <<<"$OUT")"
+
+# linked against the -dev package: CMake
+mkdir -p "$W/app"
+cp "$W/big.c" "$W/app/big.c"
+cat >"$W/app/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(app C)
+find_package(enormoustext REQUIRED)
+message(STATUS "enormoustext ${enormoustext_VERSION} from ${enormoustext_DIR}")
+add_executable(app big.c)
+target_compile_definitions(app PRIVATE WITH_API)
+target_link_libraries(app PRIVATE enormoustext::enormoustext)
+enormoustext_huge_text(app)
+CM
+cmake -S "$W/app" -B "$W/app/build" -DCMAKE_PREFIX_PATH="$R/usr" -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF \
+	>"$W/app.log" 2>&1 || { cat "$W/app.log"; fail "configuring a project with find_package(enormoustext) in $R/usr failed"; }
+grep -q "enormoustext $version from $R/$L/cmake/enormoustext\$" "$W/app.log" ||
+	fail "find_package(enormoustext) did not take the package in the root: $(grep 'enormoustext ' "$W/app.log")"
+cmake --build "$W/app/build" >>"$W/app.log" 2>&1 || { cat "$W/app.log"; fail "building it failed"; }
+fresh_run "$W/app/build/app" env LD_LIBRARY_PATH="$R/$L"
+check_api "CMake"
+lap "linked with CMake's find_package: $(grep '^api' <<<"$OUT")"
+
+# the manual pages
+M=$R/usr/share/man
+for f in "$M"/man3/*.3.gz "$M"/man1/enormoustext.1.gz; do
+	warn=$(MANWIDTH=80 MANPATH=$M LC_ALL=C.UTF-8 man --warnings -l "$f" 2>&1 >/dev/null)
+	[ -z "$warn" ] || fail "man -l $f warns: $warn"
+	[ "$(MANWIDTH=80 LC_ALL=C.UTF-8 man -l "$f" 2>/dev/null | wc -l)" -gt 5 ] || fail "man -l $f renders nothing"
+	(cd "$M" && lexgrog "$f") >/dev/null || fail "lexgrog cannot parse the NAME section of $f"
+done
+# mandb writes its index into a hierarchy that /etc/manpath.config does not
+# name: give it a configuration of its own that puts the index in $W.
+printf 'MANDB_MAP %s %s\n' "$M" "$W/mancache" >"$W/manpath.config"
+mkdir -p "$W/mancache"
+mandb -C "$W/manpath.config" -q "$M" >"$W/mandb.log" 2>&1 || { cat "$W/mandb.log"; fail "mandb on $M failed"; }
+found=$(apropos -C "$W/manpath.config" -M "$M" enormoustext 2>&1)
+# shellcheck disable=SC2001 # a prefix on every line
+sed 's/^/  man -k: /' <<<"$found"
+for fn in libenormoustext $api; do
+	grep -qE "^$fn \(3\) +- " <<<"$found" || fail "man -k enormoustext does not list $fn(3): $found"
+done
+grep -qE '^enormoustext \(1\) +- ' <<<"$found" || fail "man -k enormoustext does not list enormoustext(1): $found"
+lap "man -k lists libenormoustext(3), $(echo "$api" | wc -l) function pages and enormoustext(1)"
+
+[ "$(tree_state)" = "$before" ] || fail "the build wrote into $src: $(diff <(echo "$before") <(tree_state) | grep '^[<>]' | tr '\n' ' ')"
+echo "PASS [pkg.deb]: 3 packages built, lintian clean, installed into a throwaway root and used from there ($(($(date +%s) - t0)) s)"
