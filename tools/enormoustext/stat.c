@@ -123,7 +123,7 @@ static int collect(const struct et_smaps *sm, struct sproc *p)
 		enum vclass cls = classify(path);
 		uint64_t inode = v->inode;
 		bool copied = false;
-		if (cls == V_ANON) {
+		if (cls == V_ANON && strncmp(path, "/memfd:", 7)) {
 			long a = nearest_file(sm, i, -1), b = nearest_file(sm, i, +1);
 			const struct et_vma *va = a >= 0 ? &sm->vmas[a] : NULL;
 			const struct et_vma *vb = b >= 0 ? &sm->vmas[b] : NULL;
