@@ -24,7 +24,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static void *g_mmap, *g_mmap64, *g_mprotect;
+static void *g_mmap, *g_mprotect;
+#ifdef __GLIBC__
+static void *g_mmap64;
+#endif
 
 __attribute__((constructor)) static void mmap_resolve(void)
 {
