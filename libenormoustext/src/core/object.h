@@ -52,6 +52,7 @@ enum et_reason {
 	ET_R_RLIMIT_AS,       /* RLIMIT_AS leaves too little address space to work in */
 	ET_R_PMD_TOO_LARGE,   /* huge pages larger than ET_PMD_MAX (64 KiB-page arm64: 512 MiB) */
 	ET_R_PACED,           /* ENORMOUSTEXT_DEFER_RATE: waiting for a later piece of the worker's */
+	ET_R_MODE,            /* ENORMOUSTEXT_MODE=2: anonymous executable memory only */
 	ET_R__COUNT
 };
 /* reason_mask holds one bit per reason */

@@ -62,6 +62,8 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"auto: sample during ENORMOUSTEXT_DEFER, then move the hot windows only" },
 	[ET_OPT_TOP_ONLY] = { "ENORMOUSTEXT_TOP_ONLY", "0", "1/0, on/off, yes/no, true/false",
 		"this process only: the programs it starts do not get the preload" },
+	[ET_OPT_MODE] = { "ENORMOUSTEXT_MODE", "1", "1 (file text), 2 (JIT code), 3 (both)",
+		"1 file text, 2 anonymous executable memory (JIT code), 3 both" },
 };
 
 const struct et_option_desc *et_option_table(size_t *count)
@@ -386,6 +388,12 @@ static int apply(struct et_options *o, enum et_option_id id, const char *v, bool
 		break;
 	case ET_OPT_TOP_ONLY:
 		ok = et_parse_bool(v, &o->top_only);
+		break;
+	case ET_OPT_MODE:
+		if ((v[0] == '1' || v[0] == '2' || v[0] == '3') && !v[1])
+			o->mode = (unsigned)(v[0] - '0');
+		else
+			ok = -EINVAL;
 		break;
 	case ET_OPT__COUNT:
 		break;

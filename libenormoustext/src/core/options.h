@@ -18,6 +18,9 @@ enum et_backend {
 	ET_BACKEND__COUNT
 };
 
+/* ENORMOUSTEXT_MODE: the seed's modes are these bits (1, 2, 3). */
+enum { ET_MODE_TEXT = 1, ET_MODE_JIT = 2 };
+
 enum et_option_id {
 	ET_OPT_ENABLE = 0,   /* ENORMOUSTEXT */
 	ET_OPT_VERBOSE,      /* ENORMOUSTEXT_VERBOSE */
@@ -38,6 +41,7 @@ enum et_option_id {
 	ET_OPT_DEFER_RATE,   /* ENORMOUSTEXT_DEFER_RATE */
 	ET_OPT_HOT,          /* ENORMOUSTEXT_HOT */
 	ET_OPT_TOP_ONLY,     /* ENORMOUSTEXT_TOP_ONLY */
+	ET_OPT_MODE,         /* ENORMOUSTEXT_MODE */
 	ET_OPT__COUNT
 };
 
@@ -62,6 +66,7 @@ struct et_options {
 	uint64_t defer_rate;       /* the worker copies at most this many bytes a second (0: no limit) */
 	bool hot_auto;             /* ENORMOUSTEXT_HOT=auto: sample during the deferral, move the hot windows */
 	bool top_only;             /* this process only: the preload leaves LD_PRELOAD for its children */
+	unsigned mode;             /* ET_MODE_TEXT | ET_MODE_JIT (the seed's 1, 2, 3) */
 };
 
 /* How one option is described: the table in options.c is the only place

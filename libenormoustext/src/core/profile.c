@@ -43,6 +43,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "os/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -151,7 +152,7 @@ static void *prof_scratch(size_t len)
 	void *m = et_scratch_alloc(len);
 	if (m && len >= PROFILE_HUGE_MIN) {
 		int e = errno;
-		(void)madvise(m, len, MADV_HUGEPAGE);   /* advice: a refusal changes nothing */
+		(void)et_os_advise(m, len, MADV_HUGEPAGE);   /* advice: a refusal changes nothing */
 		errno = e;
 	}
 	return m;

@@ -40,6 +40,7 @@ static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_RLIMIT_AS] = "RLIMIT_AS leaves too little address space: nothing done",
 	[ET_R_PMD_TOO_LARGE] = "huge pages larger than 32 MiB: too large for text, nothing done",
 	[ET_R_PACED] = "waiting for the worker's next piece (ENORMOUSTEXT_DEFER_RATE)",
+	[ET_R_MODE] = "file text left alone (ENORMOUSTEXT_MODE=2: JIT code only)",
 };
 
 const char *et_reason_text(enum et_reason r)

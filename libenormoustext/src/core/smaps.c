@@ -14,6 +14,7 @@
 #include "core/smaps.h"
 
 #include "core/util.h"
+#include "os/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -163,8 +164,7 @@ static int smaps_init(struct et_smaps *sm)
 {
 	memset(sm, 0, sizeof *sm);
 	sm->mem_len = VMA_CAP * sizeof(struct et_vma) + POOL_CAP + READ_BUF;
-	sm->mem = mmap(NULL, sm->mem_len, PROT_READ | PROT_WRITE,
-	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	sm->mem = et_os_map_anon(sm->mem_len, true);
 	if (sm->mem == MAP_FAILED) {
 		sm->mem = NULL;
 		return -ENOMEM;
@@ -232,7 +232,7 @@ int et_smaps_read(struct et_smaps *sm, const char *path)
 void et_smaps_free(struct et_smaps *sm)
 {
 	if (sm->mem)
-		munmap(sm->mem, sm->mem_len);
+		et_os_unmap(sm->mem, sm->mem_len);
 	memset(sm, 0, sizeof *sm);
 }
 

@@ -3,7 +3,11 @@
  *
  * Owns: every mmap, munmap, mremap, madvise, mprotect and mincore of the
  * library, and the read of /proc/self/pagemap.
- * May call: libc only.
+ * May call: libc only.  mmap, mprotect and madvise are system calls made
+ * with syscall(2), not libc's functions: the shared library exports
+ * wrappers of mmap and mprotect (interpose/mmap.c, for ENORMOUSTEXT_MODE's
+ * JIT code), which are the program's; the library's own calls never go
+ * through them.
  * Never: decides anything (the callers do), logs, allocates, keeps state.
  */
 #ifndef _GNU_SOURCE
@@ -33,10 +37,20 @@
 #define MREMAP_FIXED 2
 #endif
 
+/* The system calls themselves (see the banner). */
+static void *sys_mmap(void *at, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, at, len, prot, flags, fd, off);
+}
+
+void *et_os_mmap(void *at, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return sys_mmap(at, len, prot, flags, fd, off);
+}
 
 void *et_os_reserve(void *at, size_t len, bool exact)
 {
-	return mmap(at, len, PROT_NONE,
+	return sys_mmap(at, len, PROT_NONE,
 	            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (exact ? MAP_FIXED_NOREPLACE : 0), -1, 0);
 }
 
@@ -55,23 +69,23 @@ void *et_os_place_anon(void *at, size_t len, int prot, uint64_t hugetlb_size)
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
 	if (hugetlb_size)
 		flags |= MAP_HUGETLB | (int)(log2u64(hugetlb_size) << MAP_HUGE_SHIFT);
-	return mmap(at, len, prot, flags, -1, 0);
+	return sys_mmap(at, len, prot, flags, -1, 0);
 }
 
 void *et_os_place_file(void *at, size_t len, int prot, int fd, uint64_t off)
 {
-	return mmap(at, len, prot, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off);
+	return sys_mmap(at, len, prot, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off);
 }
 
 void *et_os_map_anon(size_t len, bool noreserve)
 {
-	return mmap(NULL, len, PROT_READ | PROT_WRITE,
+	return sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
 	            MAP_PRIVATE | MAP_ANONYMOUS | (noreserve ? MAP_NORESERVE : 0), -1, 0);
 }
 
 void *et_os_map_shared(size_t len, int fd)
 {
-	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 }
 
 int et_os_unmap(void *p, size_t len)
@@ -86,12 +100,12 @@ bool et_os_thp_disabled(void)
 
 int et_os_advise(void *p, size_t len, int advice)
 {
-	return madvise(p, len, advice);
+	return (int)syscall(SYS_madvise, p, len, advice);
 }
 
 int et_os_protect(void *p, size_t len, int prot)
 {
-	return mprotect(p, len, prot);
+	return (int)syscall(SYS_mprotect, p, len, prot);
 }
 
 void *et_os_swap(void *from, size_t len, void *to)

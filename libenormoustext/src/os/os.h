@@ -16,6 +16,7 @@
 #include "core/base.h"
 
 #include <signal.h>
+#include <sys/types.h>
 
 /* ---------------------------------------------------------- address space */
 
@@ -34,6 +35,9 @@ ET_HIDDEN void *et_os_map_anon(size_t len, bool noreserve);
 /* Anywhere: a shared read-write mapping of fd (a perf ring). */
 ET_HIDDEN void *et_os_map_shared(size_t len, int fd);
 ET_HIDDEN int et_os_unmap(void *p, size_t len);
+/* mmap(2) itself, the system call (not libc's function, which the shared
+ * library wraps): for interpose/mmap.c when libc's cannot be found. */
+ET_HIDDEN void *et_os_mmap(void *at, size_t len, int prot, int flags, int fd, off_t off);
 ET_HIDDEN int et_os_advise(void *p, size_t len, int advice);
 /* prctl(PR_GET_THP_DISABLE): is THP off for this process?  The library's
  * own prctl calls are system calls, never the exported prctl wrapper

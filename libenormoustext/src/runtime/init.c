@@ -30,6 +30,7 @@
 #include "core/options.h"
 #include "core/sysinfo.h"
 #include "runtime/defer.h"
+#include "runtime/jit.h"
 #include "runtime/objects.h"
 #include "runtime/other.h"
 #include "runtime/pass.h"
@@ -307,6 +308,17 @@ __attribute__((constructor)) static void et_constructor(void)
 	}
 	if (!run->opt.enabled)
 		run->reason = ET_R_OFF;
+	/* ENORMOUSTEXT_MODE: 2 is JIT code only (file text left alone), 3 both
+	 * (runtime/jit.c: armed here, once, by the copy that acts) */
+	bool jit = run->opt.enabled && (run->opt.mode & ET_MODE_JIT);
+	if (run->opt.enabled && !(run->opt.mode & ET_MODE_TEXT)) {
+		run->opt.enabled = false;
+		run->reason = ET_R_MODE;
+	}
+	if (jit && !et_other_find()) {
+		et_log_setup(run->opt.verbose, silenced);
+		et_jit_start(&run->opt);
+	}
 
 	uint64_t max_seg = 0;
 	et_objects_collect(NULL, 0, &max_seg, &run->quick_text);

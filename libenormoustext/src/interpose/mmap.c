@@ -1,0 +1,71 @@
+/*
+ * interpose/mmap.c — mmap, mmap64 and mprotect, for ENORMOUSTEXT_MODE=2
+ * and 3 (runtime/jit.c: JIT code on huge pages).
+ *
+ * Nearly every call goes straight on: one load (et_jit_pmd, 0 unless the
+ * mode asks for JIT code) and a sibling call to libc's function, which
+ * returns to the program itself.  Only executable mappings, reservations
+ * of at least one window (PROT_NONE) and mprotect adding PROT_EXEC go
+ * through runtime/jit.c, which calls libc's function as the program did
+ * and adds advice (madvise) around it.  The next definitions are found in
+ * a constructor (mmap is called in vfork children and after fork, where a
+ * dlsym is not safe); before it has run, or if libc's cannot be found,
+ * the system call itself.
+ *
+ * Owns: those symbols as the program sees them.
+ * May call: the next definition of each (libc's), runtime/jit.h, os/.
+ * Never: changes what the call does, returns or leaves in errno; is called
+ * by the library itself (its own calls are system calls: os/mm.c).
+ */
+#include "interpose/interpose.h"
+#include "runtime/jit.h"
+
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void *g_mmap, *g_mmap64, *g_mprotect;
+
+__attribute__((constructor)) static void mmap_resolve(void)
+{
+	(void)next_symbol(&g_mmap, "mmap");
+#ifdef __GLIBC__
+	(void)next_symbol(&g_mmap64, "mmap64");
+#endif
+	(void)next_symbol(&g_mprotect, "mprotect");
+}
+
+static int sys_mprotect(void *addr, size_t len, int prot)
+{
+	return (int)syscall(SYS_mprotect, addr, len, prot);
+}
+
+ET_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	et_mmap_fn next = (et_mmap_fn)__atomic_load_n(&g_mmap, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!next || et_jit_wants_mmap(len, prot), 0))
+		return et_jit_mmap(next, addr, len, prot, flags, fd, off);
+	return next(addr, len, prot, flags, fd, off);
+}
+
+#ifdef __GLIBC__   /* musl's <sys/mman.h> may make mmap64 a macro for mmap */
+ET_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	et_mmap_fn next = (et_mmap_fn)__atomic_load_n(&g_mmap64, __ATOMIC_ACQUIRE);
+	if (!next)
+		next = (et_mmap_fn)__atomic_load_n(&g_mmap, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!next || et_jit_wants_mmap(len, prot), 0))
+		return et_jit_mmap(next, addr, len, prot, flags, fd, off);
+	return next(addr, len, prot, flags, fd, off);
+}
+#endif
+
+ET_EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+	et_mprotect_fn next = (et_mprotect_fn)__atomic_load_n(&g_mprotect, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!next, 0))
+		next = sys_mprotect;
+	if (__builtin_expect(et_jit_wants_mprotect(prot), 0))
+		return et_jit_mprotect(next, addr, len, prot);
+	return next(addr, len, prot);
+}
