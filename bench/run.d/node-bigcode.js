@@ -2,20 +2,21 @@
 // bench/run's jit suite: N functions made at run time (new Function), each
 // S statements of straight-line 32-bit integer arithmetic with constants of
 // its own (no two alike; too big for TurboFan to inline), called
-// round-robin.  Warm-up rounds run until V8's code has not grown for QUIET
-// seconds (v8.getHeapCodeStatistics: TurboFan has compiled what it will),
-// then the file MARK is created (the steady state has begun) and ROUNDS
-// timed rounds run.
+// round-robin.  Warm-up rounds run for at least MIN seconds and until
+// V8's code has not grown for QUIET seconds (v8.getHeapCodeStatistics:
+// TurboFan has compiled what it will; it starts late, after many calls,
+// and before it the code does not grow either: hence MIN), then the file
+// MARK is created (the steady state has begun) and ROUNDS timed rounds run.
 //
-//   node node-bigcode.js N S QUIET ROUNDS [MARK]
+//   node node-bigcode.js N S MIN QUIET ROUNDS [MARK]
 //
 // Prints "checksum C seconds T rounds R warmup_rounds W warmup_seconds WS
 // code_mib M" (M: V8's code and metadata at the end).
 'use strict';
 const fs = require('fs');
 const v8 = require('v8');
-const [n, s, quiet, rounds] = process.argv.slice(2, 6).map(Number);
-const mark = process.argv[6];
+const [n, s, min, quiet, rounds] = process.argv.slice(2, 7).map(Number);
+const mark = process.argv[7];
 let seed = 1;
 const rnd = (m) => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed % m; };
 const fns = [];
@@ -38,7 +39,7 @@ for (;;) {
 	x = round(x);
 	w++;
 	const c = code(), t = now();
-	if (c !== size) { size = c; last = t; } else if (t - last > quiet) break;
+	if (c !== size) { size = c; last = t; } else if (t - last > quiet && t - t0 > min) break;
 }
 const t1 = now();
 if (mark) fs.writeFileSync(mark, '');
