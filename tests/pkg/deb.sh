@@ -229,9 +229,9 @@ echo "  preloaded: $OUT"
 echo "  preloaded: $ERR"
 [ $RC = 0 ] || fail "the program preloaded with $lib failed (status $RC): $OUT $ERR"
 case $OUT in *" wrong=0 "*) ;; *) fail "the program computed wrong results with the library: $OUT" ;; esac
-sum=$(grep -E '^enormoustext: [0-9]+ objects?, ' <<<"$ERR")
+sum=$(grep -E '^enormoustext: [0-9]+ of [0-9]+ objects?, ' <<<"$ERR")
 [ "$(echo "$sum" | grep -c .)" = 1 ] || fail "ENORMOUSTEXT_VERBOSE=1: not one summary line on stderr: $ERR"
-moved=$(sed -n 's/^enormoustext: [0-9]* objects*, \([0-9.]*\) MiB of [0-9.]* MiB text on .*/\1/p' <<<"$sum")
+moved=$(sed -n 's/^enormoustext: [0-9]* of [0-9]* objects*, \([0-9.]*\) MiB of [0-9.]* MiB text on .*/\1/p' <<<"$sum")
 [ -n "$moved" ] || fail "the summary line does not say how much text went huge: $sum"
 awk -v m="$moved" 'BEGIN { exit !(m + 0 >= 4) }' || fail "the summary line says $moved MiB moved, at least 4 expected: $sum"
 [ "$(kb "$OUT")" -ge 4096 ] || fail "the summary says $moved MiB but the program's smaps shows $(kb "$OUT") kB huge"
@@ -251,7 +251,7 @@ grep -qxF "LD_PRELOAD=$(realpath "$R2/$L")/libenormoustext.so.0" <<<"$dry" ||
 	fail "without the -dev package the command does not find libenormoustext.so.0 beside it: $dry"
 fresh_run "$W/big" "$cmd" run --verbose 1 --
 [ $RC = 0 ] || fail "enormoustext run failed (status $RC): $OUT $ERR"
-grep -qE '^enormoustext: [0-9]+ objects?, [1-9][0-9.]* MiB of ' <<<"$ERR" || fail "enormoustext run --verbose 1: no summary line with text moved: $ERR"
+grep -qE '^enormoustext: [0-9]+ of [0-9]+ objects?, [1-9][0-9.]* MiB of ' <<<"$ERR" || fail "enormoustext run --verbose 1: no summary line with text moved: $ERR"
 [ "$(kb "$OUT")" -ge 4096 ] || fail "under enormoustext run the program's smaps shows $(kb "$OUT") kB huge: $OUT $ERR"
 lap "$cmd --version and run: $(grep '^enormoustext:' <<<"$ERR")"
 
