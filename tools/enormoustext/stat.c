@@ -104,15 +104,6 @@ static struct sobj *obj_get(struct sproc *p, const char *path, uint64_t inode, e
 	return o;
 }
 
-/* Index of the nearest file mapping from i in direction d, or -1. */
-static long nearest_file(const struct et_smaps *sm, long i, long d)
-{
-	for (long j = i + d; j >= 0 && j < (long)sm->count; j += d)
-		if (classify(et_vma_path(sm, &sm->vmas[j])) == V_FILE)
-			return j;
-	return -1;
-}
-
 static int collect(const struct et_smaps *sm, struct sproc *p)
 {
 	for (long i = 0; i < (long)sm->count; i++) {
@@ -124,11 +115,8 @@ static int collect(const struct et_smaps *sm, struct sproc *p)
 		uint64_t inode = v->inode;
 		bool copied = false;
 		if (cls == V_ANON && strncmp(path, "/memfd:", 7)) {
-			long a = nearest_file(sm, i, -1), b = nearest_file(sm, i, +1);
-			const struct et_vma *va = a >= 0 ? &sm->vmas[a] : NULL;
-			const struct et_vma *vb = b >= 0 ? &sm->vmas[b] : NULL;
-			if (va && vb && va->inode == vb->inode &&
-			    !strcmp(et_vma_path(sm, va), et_vma_path(sm, vb))) {
+			const struct et_vma *va = et_smaps_copied_from(sm, (size_t)i);
+			if (va) {
 				path = et_vma_path(sm, va);
 				inode = va->inode;
 				cls = V_FILE;

@@ -10,6 +10,19 @@
 #include "core/memcg.h"
 
 #include <limits.h>
+#include <sys/mman.h>
+
+/* the advice the probes (status.c) and the sentences (explain.c) name,
+ * where an older <sys/mman.h> lacks them */
+#ifndef MADV_HUGEPAGE
+#define MADV_HUGEPAGE 14
+#endif
+#ifndef MADV_NOHUGEPAGE
+#define MADV_NOHUGEPAGE 15
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
 
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
 #define HUGETLB_DIR "/sys/kernel/mm/hugepages"

@@ -142,9 +142,6 @@ static const char *word_end(const char *s, const char *e)
  * may use at most one huge page more than small pages would (the one its
  * last touched byte is in).
  */
-#ifndef MADV_HUGEPAGE
-#define MADV_HUGEPAGE 14
-#endif
 #define PROFILE_HUGE_MIN (2u << 20)
 
 static void *prof_scratch(size_t len)

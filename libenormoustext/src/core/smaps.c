@@ -262,3 +262,26 @@ uint64_t et_vma_huge_bytes(const struct et_vma *v)
 {
 	return v->anon_huge + v->file_pmd + v->shmem_pmd + v->hugetlb;
 }
+
+bool et_vma_is_file(const struct et_smaps *sm, const struct et_vma *v)
+{
+	const char *p = et_vma_path(sm, v);
+	return p[0] && p[0] != '[' && strncmp(p, "/anon_hugepage", 14) && strcmp(p, "/dev/zero (deleted)") &&
+	       strncmp(p, "/memfd:", 7);
+}
+
+static const struct et_vma *nearest_file(const struct et_smaps *sm, size_t i, int d)
+{
+	for (size_t j = i + (size_t)d; j < sm->count; j += (size_t)d)   /* i - 1 wraps past count */
+		if (et_vma_is_file(sm, &sm->vmas[j]))
+			return &sm->vmas[j];
+	return NULL;
+}
+
+const struct et_vma *et_smaps_copied_from(const struct et_smaps *sm, size_t i)
+{
+	const struct et_vma *a = nearest_file(sm, i, -1), *b = nearest_file(sm, i, +1);
+	if (a && b && a->inode == b->inode && !strcmp(et_vma_path(sm, a), et_vma_path(sm, b)))
+		return a;
+	return NULL;
+}

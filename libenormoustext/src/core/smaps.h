@@ -38,4 +38,13 @@ ET_HIDDEN void et_smaps_free(struct et_smaps *sm);
 ET_HIDDEN const struct et_vma *et_smaps_find(const struct et_smaps *sm, uint64_t addr);
 ET_HIDDEN const char *et_vma_path(const struct et_smaps *sm, const struct et_vma *v);
 ET_HIDDEN uint64_t et_vma_huge_bytes(const struct et_vma *v);
+/* A mapping of a file: a path that is neither anonymous memory smaps gives
+ * a name (a hugetlb or shared anonymous mapping, [anon:...], a memfd) nor
+ * a pseudo-file ([vdso], [stack]...). */
+ET_HIDDEN bool et_vma_is_file(const struct et_smaps *sm, const struct et_vma *v);
+/* Mapping i, anonymous, lies between two mappings of one file (the nearest
+ * file mappings on each side): text this library copied.  That file's
+ * mapping, or NULL.  The one rule `enormoustext stat` and the library's
+ * JIT figures tell copied text from JIT code by. */
+ET_HIDDEN const struct et_vma *et_smaps_copied_from(const struct et_smaps *sm, size_t i);
 #endif

@@ -16,7 +16,30 @@
 #include "core/base.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/types.h>
+
+/* The flags the library uses that an older <sys/mman.h> may lack (values
+ * from the kernel's uapi headers); every module that maps memory takes
+ * them from here. */
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB 0x40000
+#endif
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+#ifndef MAP_STACK
+#define MAP_STACK 0x20000
+#endif
+#ifndef MADV_HUGEPAGE
+#define MADV_HUGEPAGE 14
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
 
 /* ---------------------------------------------------------- address space */
 

@@ -55,21 +55,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
-#ifndef MADV_HUGEPAGE
-#define MADV_HUGEPAGE 14
-#endif
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-#ifndef MAP_HUGETLB
-#define MAP_HUGETLB 0x40000
-#endif
-#ifndef MAP_STACK
-#define MAP_STACK 0x20000
-#endif
 #ifndef F_GET_SEALS
 #define F_GET_SEALS 1034
 #endif
@@ -278,17 +263,6 @@ void et_jit_read(struct et_jit_stats *st)
 	st->failed_other = __atomic_load_n(&g_st.failed_other, __ATOMIC_RELAXED);
 }
 
-/* The nearest file mapping from i in direction d, or NULL. */
-static const struct et_vma *nearest_file(const struct et_smaps *sm, size_t i, int d)
-{
-	for (size_t j = i + (size_t)d; j < sm->count; j += (size_t)d) {
-		const char *p = et_vma_path(sm, &sm->vmas[j]);
-		if (p[0] == '/' && strncmp(p, "/memfd:", 7))
-			return &sm->vmas[j];
-	}
-	return NULL;
-}
-
 /* Is executable mapping i JIT code: anonymous (or a memfd), and not text
  * this library copied (an anonymous mapping between two of one file's,
  * as `enormoustext stat` tells them apart)? */
@@ -299,8 +273,7 @@ static bool jit_vma(const struct et_smaps *sm, size_t i)
 		return true;
 	if (p[0] && strncmp(p, "[anon:", 6))
 		return false;
-	const struct et_vma *a = nearest_file(sm, i, -1), *b = nearest_file(sm, i, 1);
-	return !(a && b && a->inode == b->inode && !strcmp(et_vma_path(sm, a), et_vma_path(sm, b)));
+	return !et_smaps_copied_from(sm, i);
 }
 
 /* At exit, at verbosity 1: what became of the JIT code, from smaps. */
