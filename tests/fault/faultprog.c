@@ -15,11 +15,34 @@
  *   fork      a child that calls them too and exits with status 42 when
  *             its results are right (1 when not)
  *   signals   its own SIGUSR1 handler, installed with sigaction and raised
+ *   fork+dlopen a second child, forked once the thread has been joined:
+ *             it dlcloses LIB (unloading it there), dlopens it again, calls
+ *             its functions and exits 43 when they are right (a child that
+ *             hangs is killed by its own alarm after 20 s: "signal 14")
  *   own calls K rounds of its own mmap, madvise(MADV_NORMAL), munmap,
  *             open, read, close, prctl(PR_GET_NAME) (for the attribution
  *             checks of faultrun: none of them is the library's)
- *   exit      dlclose, then exit N (default 0) when everything was right,
- *             1 when something was not, 2 on bad usage.
+ *   exit      dlclose, then the invariants below, then exit N (default 0)
+ *             when everything was right, 1 when something was not, 2 on
+ *             bad usage.
+ * The invariants, printed at the end (what a library that is invisible
+ * leaves as the program would have had it):
+ *   fd        the lowest free file descriptor (open /dev/null, its number)
+ *   threads   the entries of /proc/self/task (its own thread joined: 1)
+ *   mappings  the lines of /proc/self/maps after a little W^X toggling
+ *             (8 pages: code written, every other page PROT_READ|PROT_EXEC
+ *             then PROT_READ|PROT_WRITE again, twice), minus those before
+ *             it (a difference: the library's own mappings are not the
+ *             program's): +0 plainly
+ *   signals   the disposition of every signal 1..64 as sigaction reports
+ *             it (D default, I ignored, H a handler, - sigaction refused the
+ *             number: glibc's 32 and 33); SIGPROF (27) on a line of its own
+ *             (ENORMOUSTEXT_RECORD's timer fallback samples with a SIGPROF
+ *             handler of its own: that line tells it apart); and the
+ *             signals blocked in the main thread
+ * They depend on nothing but the program and what it inherited (an
+ * inherited descriptor moves the lowest free one: plain and preloaded runs
+ * from one shell agree).
  * --peak FILE writes the VmPeak and VmSize lines of /proc/self/status to FILE at the
  * end (the address-space tests set their limits from it).
  *
@@ -27,6 +50,7 @@
  * huge pages.  It must never print anything on stderr.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -207,6 +231,144 @@ static void own_calls(unsigned k)
 		BAD("own calls: %u of %u rounds failed", k - ok, k);
 }
 
+/* ---- the invariants ------------------------------------------------------------ */
+
+/* Lines of /proc/self/maps, read without allocating (a first malloc could
+ * itself add a mapping between two counts). */
+static long maps_count(void)
+{
+	static char buf[1 << 16];
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	long n = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	while ((r = read(fd, buf, sizeof buf)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -1;
+			break;
+		}
+		for (ssize_t i = 0; i < r; i++)
+			n += buf[i] == '\n';
+	}
+	close(fd);
+	return n;
+}
+
+static void wx_toggles(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t len = 8 * (size_t)pg;
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int failed = 0;
+
+	if (p == MAP_FAILED) {
+		BAD("W^X toggles: mmap: %s", strerror(errno));
+		return;
+	}
+	memset(p, 0xc3, len);   /* ret */
+	long before = maps_count();
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 8; i += 2) {
+			failed |= mprotect(p + (size_t)i * (size_t)pg, (size_t)pg, PROT_READ | PROT_EXEC) != 0;
+			failed |= mprotect(p + (size_t)i * (size_t)pg, (size_t)pg, PROT_READ | PROT_WRITE) != 0;
+			p[(size_t)i * (size_t)pg] = 0xc3;
+		}
+	long after = maps_count();
+	munmap(p, len);
+	printf("faultprog: W^X toggles: %s, mappings %+ld\n", failed ? "an mprotect FAILED" : "every mprotect succeeded",
+	       before < 0 || after < 0 ? 999999L : after - before);
+	if (failed)
+		BAD("W^X toggles: an mprotect failed");
+}
+
+static int count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	for (struct dirent *e; (e = readdir(d));)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static char disposition(int sig)
+{
+	struct sigaction old;
+
+	if (sigaction(sig, NULL, &old) != 0)
+		return '-';
+	if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
+		return 'D';
+	if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
+		return 'I';
+	return 'H';
+}
+
+static void signal_state(void)
+{
+	char d[65];
+	sigset_t blocked;
+	int n = 0;
+
+	for (int sig = 1; sig <= 64; sig++)
+		d[sig - 1] = sig == SIGPROF ? 'p' : disposition(sig);
+	d[64] = '\0';
+	printf("faultprog: signal dispositions 1..64 (p: SIGPROF, below): %s\n", d);
+	printf("faultprog: SIGPROF: %c\n", disposition(SIGPROF));
+	printf("faultprog: blocked in the main thread:");
+	if (pthread_sigmask(SIG_BLOCK, NULL, &blocked) != 0) {
+		printf(" (pthread_sigmask failed)\n");
+		return;
+	}
+	for (int sig = 1; sig <= 64; sig++)
+		if (sigismember(&blocked, sig) == 1) {
+			printf(" %d", sig);
+			n++;
+		}
+	printf("%s\n", n ? "" : " none");
+}
+
+/* A child that unloads LIB and loads it again: its first dlopen. */
+static void fork_dlopen(void *h, const char *lib, const struct sums *ref)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0) {
+		BAD("fork (dlopen child): %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		alarm(20);   /* the default disposition: killed by SIGALRM (14) */
+		if (h)
+			dlclose(h);
+		lib_table = NULL;
+		void *h2 = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		const bt_fn *(*table_of)(unsigned *) = h2 ? (const bt_fn *(*)(unsigned *))dlsym(h2, "bt_lib_table") : NULL;
+		if (!table_of)
+			_exit(3);
+		lib_table = table_of(&lib_count);
+		struct sums sc = compute();
+		_exit(sc.exe == ref->exe && sc.lib == ref->lib && !sc.wrong ? 43 : 1);
+	}
+	int wst = 0;
+	while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(wst))
+		printf("faultprog: fork+dlopen: the child exited %d\n", WEXITSTATUS(wst));
+	else
+		printf("faultprog: fork+dlopen: the child was killed by signal %d\n", WTERMSIG(wst));
+	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 43)
+		BAD("fork+dlopen: the child did not exit 43");
+}
+
 int main(int argc, char **argv)
 {
 	int exit_status = 0, i;
@@ -296,6 +458,9 @@ int main(int argc, char **argv)
 			BAD("fork: the child did not exit 42");
 	}
 
+	/* a child's first dlopen (no thread of ours alive: none holds a lock) */
+	fork_dlopen(h, lib, &s1);
+
 	/* the program's own signal handler */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -314,6 +479,14 @@ int main(int argc, char **argv)
 		rc = dlclose(h);
 		printf("faultprog: dlclose: %d, errno after it %d\n", rc, errno);
 	}
+	/* the invariants */
+	wx_toggles();
+	printf("faultprog: threads: %d\n", count_threads());
+	signal_state();
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	printf("faultprog: lowest free fd: %d\n", fd);
+	if (fd >= 0)
+		close(fd);
 	printf("faultprog: %s\n", n_bad ? "WRONG" : "all right");
 	fflush(stdout);
 	if (peak) {

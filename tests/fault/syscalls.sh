@@ -45,7 +45,7 @@ fr_same "$R/plainfail" "$R/plain" || fail "faultrun failing the library's mmap/o
 
 # ---- attribution with the library -------------------------------------------
 fresh "$IT_BIN/bigtext" "$IT_BIN/libbigtext.so"
-fr_run "$R/bigtext" "$D" -- "$FR" --count --log "$R/bigtext.log" -- env LD_PRELOAD="$PRE" ENORMOUSTEXT_VERBOSE=0 ./bigtext
+fr_run "$R/bigtext" "$D" -- "$FR" --count --log "$R/bigtext.log" -- env LD_PRELOAD="$PRE" ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_VERBOSE=0 ./bigtext
 [ "$(cat "$R/bigtext.rc")" = 0 ] || fail "bigtext preloaded under faultrun --count exited $(cat "$R/bigtext.rc"): $(grep -E 'FAIL|ERROR' "$R/bigtext.out" | head -3)"
 line=
 for s in mmap mremap mprotect madvise munmap openat read pread64 prctl perf_event_open timer_create; do
@@ -59,7 +59,7 @@ done
 
 fr_copy "$WORK/own"
 fr_run "$R/own" "$WORK/own" -- "$FR" --count --log "$R/own.log" -- \
-	env LD_PRELOAD="$PRE" ENORMOUSTEXT_VERBOSE=2 ./faultprog --own-calls 5 ./libbigtext.so
+	env LD_PRELOAD="$PRE" ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_VERBOSE=2 ./faultprog --own-calls 5 ./libbigtext.so
 [ "$(cat "$R/own.rc")" = 0 ] || fail "faultprog --own-calls preloaded exited $(cat "$R/own.rc")"
 for k in 'madvise[MADV_NORMAL]' 'prctl[PR_GET_NAME]'; do
 	lib=$(fr_count "$R/own.log" "$k")
@@ -97,7 +97,7 @@ ADVICES="MADV_HUGEPAGE MADV_COLLAPSE MADV_POPULATE_READ MADV_POPULATE_WRITE MADV
 # cell ID SETUP DIR SPEC [PRELOAD [ENVS]]
 cell() {
 	local id=$1 setup=$2 dir=$3 spec=$4 lib=${5:-$PRE} envs rules=() r
-	envs=(LD_PRELOAD="$lib")
+	envs=(LD_PRELOAD="$lib" ENORMOUSTEXT_SECCOMP=trust)
 	[ $# -ge 6 ] || envs+=(ENORMOUSTEXT_VERBOSE=0)
 	[ -n "${S_ENV[$setup]:-}" ] && envs+=("${S_ENV[$setup]/RECDIR/$dir/$id.prof}")
 	for r in ${S_RULES[$setup]:-}; do rules+=(--rule "$r"); done
@@ -125,7 +125,7 @@ for setup in "${SETUPS[@]}"; do
 	srules=()
 	for r in ${S_RULES[$setup]}; do srules+=(--rule "$r"); done
 	fr_run "$R/c-$setup" "$WORK/$setup" -- "$FR" --count --log "$R/c-$setup.log" "${srules[@]}" -- \
-		env LD_PRELOAD="$PRE" ENORMOUSTEXT_VERBOSE=0 ${S_ENV[$setup]/RECDIR/$WORK/$setup/c.prof} "${PROG[@]}"
+		env LD_PRELOAD="$PRE" ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_VERBOSE=0 ${S_ENV[$setup]/RECDIR/$WORK/$setup/c.prof} "${PROG[@]}"
 	fr_same "$R/c-$setup" "$R/plain" || fail "$setup: the preloaded run under faultrun --count differs from the plain run: $FR_WHY"
 	for s in ${S_ROWS[$setup]}; do
 		if [ "$s" = ADVICES ]; then

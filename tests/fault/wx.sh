@@ -63,19 +63,19 @@ for c in "${CASES[@]}"; do
 	vb=()
 	[ -n "$vars" ] && va=("${vars/RECDIR/$dir/rec.prof}") && vb=("${vars/RECDIR/$dir/v/rec.prof}")
 	fr_run "$R/$name" "$dir" -- timeout -k 5 60 "$FR" --wx "${ra[@]}" --log "$R/$name.log" -- \
-		env LD_PRELOAD="$PRE" ENORMOUSTEXT_VERBOSE=0 "${va[@]}" "${PROG[@]}"
+		env LD_PRELOAD="$PRE" ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_VERBOSE=0 "${va[@]}" "${PROG[@]}"
 	# what the library did there (a fresh copy again: the first run may
 	# have left the page cache huge), said at ENORMOUSTEXT_VERBOSE=1
 	fr_copy "$dir/v"
 	fr_run "$R/$name-v" "$dir/v" -- "$FR" --wx "${ra[@]}" --log "$R/$name-v.log" -- \
-		env LD_PRELOAD="$PRE" ENORMOUSTEXT_VERBOSE=1 "${vb[@]}" "${PROG[@]}"
+		env LD_PRELOAD="$PRE" ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_VERBOSE=1 "${vb[@]}" "${PROG[@]}"
 	did=$(grep -v '^faultprog' "$R/$name-v.err" | head -2 | cut -c1-160 | tr '\n' ' ')
 	if fr_same "$R/$name" "$R/plain"; then
 		note "$name: ok, as the plain run  [${did:-nothing said}]"
 	else
 		nfail=$((nfail + 1))
 		echo "FAIL $name under the W+X filter: $FR_WHY $(sed -n 's/^faultrun: status //p' "$R/$name.log")"
-		echo "   reproduce: cp $FP $LIBBT DIR; cd DIR && $FR --wx ${ra[*]} -- env LD_PRELOAD=$PRE ENORMOUSTEXT_VERBOSE=0 ${va[*]} ${PROG[*]}"
+		echo "   reproduce: cp $FP $LIBBT DIR; cd DIR && $FR --wx ${ra[*]} -- env LD_PRELOAD=$PRE ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_VERBOSE=0 ${va[*]} ${PROG[*]}"
 	fi
 	[ "$(cat "$R/$name-v.rc")" = "$SIGSYS_RC" ] && {
 		nfail=$((nfail + 1))
@@ -87,7 +87,7 @@ done
 # bigtext: its own checks (text in memory == file) and how much went huge
 # under the filter with the copying backend (else the test proves little)
 fresh "$IT_BIN/bigtext" "$IT_BIN/libbigtext.so"
-fr_run "$R/bigtext" "$D" -- "$FR" --wx --log "$R/bigtext.log" -- env LD_PRELOAD="$PRE" ENORMOUSTEXT_BACKEND=thp ./bigtext --expect-loaded
+fr_run "$R/bigtext" "$D" -- "$FR" --wx --log "$R/bigtext.log" -- env LD_PRELOAD="$PRE" ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_BACKEND=thp ./bigtext --expect-loaded
 ncase=$((ncase + 1))
 if [ "$(cat "$R/bigtext.rc")" = 0 ]; then
 	note "bigtext (thp) under the filter: $(grep -o 'huge (kind any) [0-9.]* of [0-9.]* MiB' "$R/bigtext.out" | tr '\n' ';')"

@@ -13,7 +13,9 @@ node=$(sed -n 's/^\([A-Z_0-9.]*\) {.*/\1/p' "$map" | tail -n1)
 [ -n "$node" ] || { echo "FAIL [layout.exports]: no version node in $map"; exit 1; }
 want=$(
 	sed -n '/^[A-Z_0-9.]* {/,/^}/p' "$map" | grep -oE '^\s+enormoustext_[a-z_]+;' | tr -d ' \t;' | sed "s/\$/@@$node/"
-	grep -hoE '^ET_EXPORT [^(]*[ *]([a-z_0-9]+)\(' "$src"/libenormoustext/src/interpose/*.c | grep -oE '[a-z_0-9]+\($' | tr -d '('
+	# ET_EXPORT lines: the function's name, or its __asm__("name") label
+	grep -hE '^ET_EXPORT ' "$src"/libenormoustext/src/interpose/*.c |
+		sed -nE 's/.*__asm__\("([a-z_0-9]+)"\).*/\1/p; t; s/^ET_EXPORT [^(]*[ *]([a-z_0-9]+)\(.*/\1/p'
 )
 want=$(echo "$want" | sort -u)
 have=$(nm -D --defined-only "$lib" | awk 'NF == 3 && $2 != "A" { print $3 }' | sort -u)

@@ -19,6 +19,14 @@
 
 static int log_level;        /* lines at or below this level are written */
 static bool log_silenced;    /* the user said ENORMOUSTEXT_VERBOSE=0 */
+static int (*log_get)(void);
+static void (*log_done)(int);
+
+void et_log_route(int (*get)(void), void (*done)(int))
+{
+	__atomic_store_n(&log_done, done, __ATOMIC_RELEASE);
+	__atomic_store_n(&log_get, get, __ATOMIC_RELEASE);
+}
 
 void et_log_setup(int verbose, bool silenced)
 {
@@ -52,9 +60,11 @@ void et_log(int level, const char *fmt, ...)
 		k = (int)(sizeof buf - n - 2);
 	n += (size_t)k;
 	buf[n++] = '\n';
+	int (*get)(void) = __atomic_load_n(&log_get, __ATOMIC_ACQUIRE);
+	int fd = get ? get() : 2;
 	const char *p = buf;
-	while (n > 0) {
-		ssize_t w = write(2, p, n);
+	while (fd >= 0 && n > 0) {
+		ssize_t w = write(fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -62,6 +72,9 @@ void et_log(int level, const char *fmt, ...)
 		p += w;
 		n -= (size_t)w;
 	}
+	void (*done)(int) = __atomic_load_n(&log_done, __ATOMIC_ACQUIRE);
+	if (get && done)
+		done(fd);
 	errno = saved;
 }
 

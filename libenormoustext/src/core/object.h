@@ -53,6 +53,10 @@ enum et_reason {
 	ET_R_PMD_TOO_LARGE,   /* huge pages larger than ET_PMD_MAX (64 KiB-page arm64: 512 MiB) */
 	ET_R_PACED,           /* ENORMOUSTEXT_DEFER_RATE: waiting for a later piece of the worker's */
 	ET_R_MODE,            /* ENORMOUSTEXT_MODE=2: anonymous executable memory only */
+	ET_R_SANDBOX,         /* a seccomp filter (or strict mode) is in force: no call of ours */
+	ET_R_MDWE,            /* memory-deny-write-execute: a copy cannot be made executable */
+	ET_R_STOOD_DOWN,      /* the deferred worker stood down before this window */
+	ET_R_UNLOADED,        /* the loader unloaded objects during the pass: tried again later */
 	ET_R__COUNT
 };
 /* reason_mask holds one bit per reason */

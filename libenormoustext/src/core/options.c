@@ -64,6 +64,8 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"this process only: the programs it starts do not get the preload" },
 	[ET_OPT_MODE] = { "ENORMOUSTEXT_MODE", "1", "1 (file text), 2 (JIT code), 3 (both)",
 		"1 file text, 2 anonymous executable memory (JIT code), 3 both" },
+	[ET_OPT_SECCOMP] = { "ENORMOUSTEXT_SECCOMP", "avoid", "avoid, trust",
+		"trust: act under a seccomp filter known to allow the library's calls" },
 };
 
 const struct et_option_desc *et_option_table(size_t *count)
@@ -392,6 +394,14 @@ static int apply(struct et_options *o, enum et_option_id id, const char *v, bool
 	case ET_OPT_MODE:
 		if ((v[0] == '1' || v[0] == '2' || v[0] == '3') && !v[1])
 			o->mode = (unsigned)(v[0] - '0');
+		else
+			ok = -EINVAL;
+		break;
+	case ET_OPT_SECCOMP:
+		if (!strcmp(v, "trust"))
+			o->seccomp_trust = true;
+		else if (!strcmp(v, "avoid") || !*v)
+			o->seccomp_trust = false;
 		else
 			ok = -EINVAL;
 		break;

@@ -42,6 +42,7 @@ enum et_option_id {
 	ET_OPT_HOT,          /* ENORMOUSTEXT_HOT */
 	ET_OPT_TOP_ONLY,     /* ENORMOUSTEXT_TOP_ONLY */
 	ET_OPT_MODE,         /* ENORMOUSTEXT_MODE */
+	ET_OPT_SECCOMP,      /* ENORMOUSTEXT_SECCOMP */
 	ET_OPT__COUNT
 };
 
@@ -67,6 +68,7 @@ struct et_options {
 	bool hot_auto;             /* ENORMOUSTEXT_HOT=auto: sample during the deferral, move the hot windows */
 	bool top_only;             /* this process only: the preload leaves LD_PRELOAD for its children */
 	unsigned mode;             /* ET_MODE_TEXT | ET_MODE_JIT (the seed's 1, 2, 3) */
+	bool seccomp_trust;        /* ENORMOUSTEXT_SECCOMP=trust: act under a seccomp filter */
 };
 
 /* How one option is described: the table in options.c is the only place

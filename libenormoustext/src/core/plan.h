@@ -24,9 +24,11 @@ struct et_window {
 	bool huge;              /* confirmed by smaps */
 	uint64_t slot;          /* staging address during remap (0 = none) */
 	bool slot_lost;         /* the slot's range stopped being ours (failed MAP_FIXED) */
-	/* the file behind the window (from smaps), for the file backend */
-	uint64_t file_off;      /* offset in the file of `addr` */
-	uint64_t inode;
+	/* the file behind the window (from smaps): the file backend maps it,
+	 * the copying ones read the window's bytes from it (runtime/remap.c) */
+	uint64_t file_off;      /* offset in the file of `addr` (whole windows) */
+	uint64_t copy_off;      /* offset in the file of the first byte copied (addr, or copy_lo) */
+	uint64_t inode;         /* 0: no file (anonymous text: the range API) */
 	uint32_t dev_major, dev_minor;
 	bool congruent;         /* file_off is a multiple of H */
 	/* a padded window: only [copy_lo, copy_hi) holds text mapped now; the

@@ -41,6 +41,10 @@ static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_PMD_TOO_LARGE] = "huge pages larger than 32 MiB: too large for text, nothing done",
 	[ET_R_PACED] = "waiting for the worker's next piece (ENORMOUSTEXT_DEFER_RATE)",
 	[ET_R_MODE] = "file text left alone (ENORMOUSTEXT_MODE=2: JIT code only)",
+	[ET_R_SANDBOX] = "a seccomp filter is in force: the library makes no call of its own",
+	[ET_R_MDWE] = "memory-deny-write-execute: a copy cannot be made executable",
+	[ET_R_STOOD_DOWN] = "the deferred worker stood down before this window",
+	[ET_R_UNLOADED] = "objects were unloaded during the pass: left for the next one",
 };
 
 const char *et_reason_text(enum et_reason r)

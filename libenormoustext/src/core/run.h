@@ -34,6 +34,10 @@ struct et_run {
 	size_t win_limit;              /* ENORMOUSTEXT_DEFER_RATE: move at most this many
 	                                  windows in this pass, the hottest first (0: all) */
 	size_t pieces_moved;           /* ... windows it moved */
+	unsigned long long loader_subs;/* the loader's count of objects removed when the pass
+	                                  read its list: a window is swapped in only while it
+	                                  is still that (runtime/loader.h) */
+	bool unloaded;                 /* ... and it was not, at a swap: left for the next pass */
 	bool summarised;               /* the start-up's summary was given */
 };
 

@@ -285,3 +285,11 @@ const struct et_vma *et_smaps_copied_from(const struct et_smaps *sm, size_t i)
 		return a;
 	return NULL;
 }
+
+int et_smaps_read_self(struct et_smaps *sm)
+{
+	int e = et_smaps_read(sm, "/proc/thread-self/smaps");
+	if (e == -ENOENT)
+		e = et_smaps_read(sm, "/proc/self/smaps");
+	return e;
+}

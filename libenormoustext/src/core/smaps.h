@@ -34,6 +34,10 @@ struct et_smaps {
  * up to `cap` VMAs).  0 or -errno.  Callable on any smaps-formatted file. */
 ET_HIDDEN int et_smaps_read_fd(struct et_smaps *sm, int fd);
 ET_HIDDEN int et_smaps_read(struct et_smaps *sm, const char *path);
+/* This process's own, as the calling thread sees it: /proc/thread-self/smaps
+ * (after the main thread has ended, /proc/self's maps are empty: it is the
+ * thread group leader's), /proc/self/smaps before Linux 3.17. */
+ET_HIDDEN int et_smaps_read_self(struct et_smaps *sm);
 ET_HIDDEN void et_smaps_free(struct et_smaps *sm);
 ET_HIDDEN const struct et_vma *et_smaps_find(const struct et_smaps *sm, uint64_t addr);
 ET_HIDDEN const char *et_vma_path(const struct et_smaps *sm, const struct et_vma *v);

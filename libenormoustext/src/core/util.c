@@ -115,7 +115,9 @@ bool et_as_headroom_ok(void)
 	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
 		return true;
 	char buf[128];
-	long n = et_read_file("/proc/self/statm", buf, sizeof buf);
+	long n = et_read_file("/proc/thread-self/statm", buf, sizeof buf);
+	if (n <= 0)
+		n = et_read_file("/proc/self/statm", buf, sizeof buf);
 	uint64_t pages = 0;
 	for (long i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
 		pages = pages * 10 + (uint64_t)(buf[i] - '0');

@@ -40,7 +40,7 @@ __attribute__((constructor)) static void mmap_resolve(void)
 
 static int sys_mprotect(void *addr, size_t len, int prot)
 {
-	return (int)syscall(SYS_mprotect, addr, len, prot);
+	return et_os_protect(addr, len, prot);
 }
 
 ET_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)

@@ -10,6 +10,12 @@
  * waiting: its work is not done) or is waited for (working) and has ended
  * before the call goes to libc.  Without a worker, one atomic load.
  *
+ * prctl(PR_SET_SECCOMP) (a filter, or strict mode) may make any call of
+ * the library's fatal from then on: everything of the library's that
+ * makes calls stands down before it goes through (runtime/sandbox.c).
+ * prctl(PR_SET_MDWE) refuses what a copy needs: noted, so that only
+ * zero-copy is tried afterwards.
+ *
  * prctl(PR_SET_THP_DISABLE, 1) ends what the worker can do: from then on
  * no huge page is made for the process (MariaDB and Redis make this call
  * early in main, for their data).  Without the deferral the text is moved
@@ -29,12 +35,14 @@
  * and after fork (PR_SET_PDEATHSIG), where a dlsym is not safe.
  *
  * Owns: those symbols as the program sees them.
- * May call: the next definition of each (libc's), runtime/defer.h.
+ * May call: the next definition of each (libc's), runtime/defer.h,
+ * runtime/sandbox.h.
  * Never: changes what the call does, returns or leaves in errno; is called
  * by the library itself (its own prctl calls are system calls: os/).
  */
 #include "interpose/interpose.h"
 #include "runtime/defer.h"
+#include "runtime/sandbox.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -43,6 +51,12 @@
 /* <linux/prctl.h>'s number; <sys/prctl.h> would declare prctl with `...` */
 #ifndef PR_SET_THP_DISABLE
 #define PR_SET_THP_DISABLE 41
+#endif
+#ifndef PR_SET_SECCOMP
+#define PR_SET_SECCOMP 22
+#endif
+#ifndef PR_SET_MDWE
+#define PR_SET_MDWE 65
 #endif
 
 typedef int (*int_fn)(int);
@@ -101,7 +115,14 @@ int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsi
 		errno = ENOSYS;
 		return -1;
 	}
-	if (option == PR_SET_THP_DISABLE && a2 != 0)
+	if (option == PR_SET_THP_DISABLE && a2 != 0) {
 		et_defer_hurry("prctl(PR_SET_THP_DISABLE)");
+	} else if (option == PR_SET_SECCOMP) {
+		int saved = errno;
+		et_sandbox_entering("prctl(PR_SET_SECCOMP)");
+		errno = saved;
+	} else if (option == PR_SET_MDWE && (a2 & 1)) {
+		et_sandbox_mdwe_set();
+	}
 	return next(option, a2, a3, a4, a5);
 }

@@ -1,28 +1,51 @@
 /*
  * interpose/signals.c — pthread_create and the ways to set a signal
  * disposition (sigaction, signal, sysv_signal, bsd_signal, sigset), for
- * ENORMOUSTEXT_RECORD's timer (runtime/record.c).
+ * ENORMOUSTEXT_RECORD's timer (runtime/record.c) and ENORMOUSTEXT_DEFER's
+ * count of the program's threads (runtime/defer.c).
  *
  * Owns: those symbols as the program sees them.
- * May call: the next definition of each (libc's), runtime/record.h's hooks.
+ * May call: the next definition of each (libc's), runtime/record.h's and
+ * runtime/defer.h's hooks.
  * Never: changes what the program's call does or returns; the library's
  * own sigaction calls never come here (os/perf.c calls libc's).
  */
 #include "interpose/interpose.h"
+#include "runtime/defer.h"
 #include "runtime/record.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
 /*
- * Threads and SIGPROF, for ENORMOUSTEXT_RECORD's timer (record.c): while it
- * samples, a new thread gets a CPU-time timer of its own before it runs its
- * code, and a SIGPROF disposition the program sets stops the timers first.
- * Otherwise both pass straight through.
+ * Threads.  A new thread of the program starts through thread_start when
+ * something of the library's needs it to: ENORMOUSTEXT_RECORD's timer
+ * (record.c: a CPU-time timer of its own before it runs its code), and
+ * ENORMOUSTEXT_DEFER's count of the program's threads (defer.c: so that
+ * the last one to end stands the worker down, and the process ends as it
+ * would without it).  Otherwise pthread_create passes straight through.
  */
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	bool sampled, counted;
+};
+
+static void *thread_start(void *p)
+{
+	struct thread_start ts = *(struct thread_start *)p;
+	free(p);
+	if (ts.sampled)
+		et_record_thread_begins();
+	if (ts.counted)
+		et_defer_thread_begins();
+	return ts.fn(ts.arg);
+}
 
 ET_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
@@ -30,12 +53,19 @@ ET_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
 	pthread_create_fn next = (pthread_create_fn)next_symbol(&real, "pthread_create");
 	if (!next)
 		return EAGAIN;
-	void *w = et_record_threads_sampled() ? et_record_thread_wrap(fn, arg) : NULL;
+	bool sampled = et_record_threads_sampled(), counted = et_defer_counts_threads();
+	struct thread_start *w = sampled || counted ? malloc(sizeof *w) : NULL;
 	if (!w)
 		return next(t, attr, fn, arg);
-	int r = next(t, attr, et_record_thread_start, w);
-	if (r != 0)
+	*w = (struct thread_start){ fn, arg, sampled, counted };
+	if (counted)
+		et_defer_thread_coming();
+	int r = next(t, attr, thread_start, w);
+	if (r != 0) {
+		if (counted)
+			et_defer_thread_not_coming();
 		free(w);
+	}
 	return r;
 }
 
@@ -50,6 +80,21 @@ ET_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	if (!next) {
 		errno = ENOSYS;
 		return -1;
+	}
+	if (__builtin_expect(sig == SIGPROF && et_record_sigprof_hidden(), 0)) {
+		/* the recorder's handler is not the program's: it is told the
+		 * disposition it would have without the library, SIG_DFL */
+		int r = 0;
+		if (act) {
+			et_record_sigprof_change((act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
+			                                                          (const void *)act->sa_handler);
+			r = next(sig, act, NULL);
+		}
+		if (r == 0 && old) {
+			memset(old, 0, sizeof *old);
+			old->sa_handler = SIG_DFL;
+		}
+		return r;
 	}
 	if (sig == SIGPROF && act)
 		et_record_sigprof_change((act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
@@ -68,6 +113,13 @@ static sighandler_fn set_handler(void **cache, const char *name, int sig, sighan
 	if (!next) {
 		errno = ENOSYS;
 		return SIG_ERR;
+	}
+	if (sig == SIGPROF && et_record_sigprof_hidden()) {
+		/* the recorder's handler is not the program's: the previous
+		 * disposition it is told is SIG_DFL (see sigaction above) */
+		et_record_sigprof_change((const void *)handler);
+		sighandler_fn prev = next(sig, handler);
+		return prev == SIG_ERR ? prev : SIG_DFL;
 	}
 	if (sig == SIGPROF)
 		et_record_sigprof_change((const void *)handler);

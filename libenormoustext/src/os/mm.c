@@ -3,8 +3,8 @@
  *
  * Owns: every mmap, munmap, mremap, madvise, mprotect and mincore of the
  * library, and the read of /proc/self/pagemap.
- * May call: libc only.  mmap, mprotect and madvise are system calls made
- * with syscall(2), not libc's functions: the shared library exports
+ * May call: libc, os/sys.c.  mmap, mprotect and madvise are system calls
+ * made with et_os_sys6, not libc's functions: the shared library exports
  * wrappers of mmap and mprotect (interpose/mmap.c, for ENORMOUSTEXT_MODE's
  * JIT code), which are the program's; the library's own calls never go
  * through them.
@@ -15,6 +15,7 @@
 #endif
 #include "os/os.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -31,7 +32,7 @@
 /* The system calls themselves (see the banner). */
 static void *sys_mmap(void *at, size_t len, int prot, int flags, int fd, off_t off)
 {
-	return (void *)syscall(SYS_mmap, at, len, prot, flags, fd, off);
+	return (void *)et_os_sys6(SYS_mmap, (long)at, (long)len, (long)prot, (long)flags, (long)fd, (long)off);
 }
 
 void *et_os_mmap(void *at, size_t len, int prot, int flags, int fd, off_t off)
@@ -86,17 +87,17 @@ int et_os_unmap(void *p, size_t len)
 
 bool et_os_thp_disabled(void)
 {
-	return syscall(SYS_prctl, PR_GET_THP_DISABLE, 0UL, 0UL, 0UL, 0UL) > 0;
+	return et_os_sys6(SYS_prctl, (long)PR_GET_THP_DISABLE, 0, 0, 0, 0, 0) > 0;
 }
 
 int et_os_advise(void *p, size_t len, int advice)
 {
-	return (int)syscall(SYS_madvise, p, len, advice);
+	return (int)et_os_sys6(SYS_madvise, (long)p, (long)len, (long)advice, 0, 0, 0);
 }
 
 int et_os_protect(void *p, size_t len, int prot)
 {
-	return (int)syscall(SYS_mprotect, p, len, prot);
+	return (int)et_os_sys6(SYS_mprotect, (long)p, (long)len, (long)prot, 0, 0, 0);
 }
 
 void *et_os_swap(void *from, size_t len, void *to)
@@ -116,30 +117,45 @@ bool et_os_mapped(const void *p, size_t len)
 	return mincore((void *)pg, span, vec) == 0;
 }
 
-bool et_os_pages_private(uint64_t addr, uint64_t len)
+int et_os_pagemap_open(void)
+{
+	/* the calling thread's view: /proc/self is the main thread's, whose
+	 * memory is gone once it has ended (pthread_exit) */
+	int fd = open("/proc/thread-self/pagemap", O_RDONLY | O_CLOEXEC);
+	return fd >= 0 || errno != ENOENT ? fd : open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+}
+
+bool et_os_pages_private_in(int fd, uint64_t addr, uint64_t len)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	if (pg <= 0)
+	if (pg <= 0 || fd < 0)
 		return true;
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	bool patched = false;
 	uint64_t e[512];
 	uint64_t pages = len / (uint64_t)pg;
-	for (uint64_t done = 0; done < pages && !patched;) {
+	for (uint64_t done = 0; done < pages;) {
 		uint64_t n = pages - done < 512 ? pages - done : 512;
 		off_t off = (off_t)((addr / (uint64_t)pg + done) * 8);
 		ssize_t r = pread(fd, e, n * 8, off);
-		if (r != (ssize_t)(n * 8)) {
-			patched = true;
-			break;
+		if (r != (ssize_t)(n * 8))
+			return true;
+		for (uint64_t i = 0; i < n; i++) {
+			bool present = (e[i] >> 63) & 1, swapped = (e[i] >> 62) & 1, file = (e[i] >> 61) & 1;
+			/* a page of a private file mapping that is swapped out was a
+			 * private copy: file pages are dropped, never swapped */
+			if ((present && !file) || swapped)
+				return true;
 		}
-		for (uint64_t i = 0; i < n; i++)
-			if ((e[i] >> 63) & 1 && !((e[i] >> 61) & 1))
-				patched = true;
 		done += n;
 	}
+	return false;
+}
+
+bool et_os_pages_private(uint64_t addr, uint64_t len)
+{
+	int fd = et_os_pagemap_open();
+	if (fd < 0)
+		return true;
+	bool patched = et_os_pages_private_in(fd, addr, len);
 	close(fd);
 	return patched;
 }

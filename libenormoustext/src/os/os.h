@@ -41,6 +41,26 @@
 #define MADV_COLLAPSE 25
 #endif
 
+/* ---------------------------------------------------------- system calls */
+
+/* A system call of the library's own: never through syscall(3), which the
+ * shared library wraps (os/sys.c).  -1 with errno, or the result. */
+ET_HIDDEN long et_os_sys6(long n, long a, long b, long c, long d, long e, long f);
+/* The calling thread gets a descriptor table of its own, holding only the
+ * descriptors below keep_below (0: none): what it opens from then on can
+ * never take a number the program could be handed, and nothing it closes
+ * is the program's (close_range(CLOSE_RANGE_UNSHARE), Linux 5.9; before,
+ * unshare(CLONE_FILES) and the copies closed).  0 or an errno. */
+ET_HIDDEN int et_os_own_files(int keep_below);
+/* pidfd_open(getpid()) (Linux 5.3) and pidfd_getfd (5.6): a copy, in the
+ * caller's table, of the program's descriptor fd.  -1 with errno. */
+ET_HIDDEN int et_os_pidfd_self(void);
+ET_HIDDEN int et_os_pidfd_getfd(int pidfd, int fd);
+/* futex on a private int: wait while *p == val (at most ns; 0: no limit);
+ * wake every waiter. */
+ET_HIDDEN int et_os_futex_wait(int *p, int val, uint64_t ns);
+ET_HIDDEN void et_os_futex_wake(int *p);
+
 /* ---------------------------------------------------------- address space */
 
 /* PROT_NONE, private, anonymous, no swap reserved: address space held for
@@ -82,6 +102,11 @@ ET_HIDDEN bool et_os_mapped(const void *p, size_t len);
  * file-backed (bit 61).  When pagemap cannot be read: yes, the careful
  * answer. */
 ET_HIDDEN bool et_os_pages_private(uint64_t addr, uint64_t len);
+/* The same through an open /proc/self/pagemap (et_os_pagemap_open: a
+ * descriptor or -1), for many checks in a row; a swapped-out page counts as
+ * a private copy too (file pages are dropped, never swapped). */
+ET_HIDDEN int et_os_pagemap_open(void);
+ET_HIDDEN bool et_os_pages_private_in(int fd, uint64_t addr, uint64_t len);
 
 /* ---------------------------------------------------------- perf, timers */
 

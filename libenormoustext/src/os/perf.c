@@ -27,7 +27,7 @@
 long et_os_perf_open(struct perf_event_attr *a, int cpu)
 {
 #ifdef ET_OS_HAVE_PERF
-	return syscall(SYS_perf_event_open, a, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return et_os_sys6(SYS_perf_event_open, (long)a, 0, (long)cpu, (long)-1, (long)PERF_FLAG_FD_CLOEXEC, 0);
 #else
 	(void)a;
 	(void)cpu;
@@ -58,20 +58,20 @@ int et_os_thread_timer_create(int signo, void *tag, int *id)
 	sev.value.sival_ptr = tag;
 	sev.signo = signo;
 	sev.notify = SIGEV_THREAD_ID;
-	sev.u.tid = (int)syscall(SYS_gettid);
+	sev.u.tid = (int)et_os_sys6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	*id = -1;
-	return syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, id) != 0 ? -1 : 0;
+	return et_os_sys6(SYS_timer_create, (long)CLOCK_THREAD_CPUTIME_ID, (long)&sev, (long)id, 0, 0, 0) != 0 ? -1 : 0;
 }
 
 int et_os_timer_every(int id, long ns)
 {
 	struct k_itimerspec its = { 0, ns, 0, ns };
-	return syscall(SYS_timer_settime, id, 0, &its, NULL) != 0 ? -1 : 0;
+	return et_os_sys6(SYS_timer_settime, (long)id, 0, (long)&its, 0, 0, 0) != 0 ? -1 : 0;
 }
 
 void et_os_timer_delete(int id)
 {
-	syscall(SYS_timer_delete, id);
+	et_os_sys6(SYS_timer_delete, (long)id, 0, 0, 0, 0, 0);
 }
 
 /* In the shared library, `sigaction` would bind to the first definition in

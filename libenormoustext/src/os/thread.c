@@ -62,16 +62,16 @@ int et_os_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, size_t stac
 
 long et_os_tid(void)
 {
-	return syscall(SYS_gettid);
+	return et_os_sys6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 }
 
 bool et_os_thread_present(long tid)
 {
-	return syscall(SYS_tgkill, (long)getpid(), tid, 0L) == 0 || errno != ESRCH;
+	return et_os_sys6(SYS_tgkill, (long)getpid(), (long)tid, 0, 0, 0, 0) == 0 || errno != ESRCH;
 }
 
 void et_os_thread_name(const char *name)
 {
 	/* a system call, not prctl(): that name is the program's (interpose/ns.c) */
-	(void)syscall(SYS_prctl, PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+	(void)et_os_sys6(SYS_prctl, (long)PR_SET_NAME, (long)(unsigned long)name, 0, 0, 0, 0);
 }

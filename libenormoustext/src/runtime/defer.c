@@ -8,17 +8,59 @@
  * constructor: a server waiting for its first connection counts as alive),
  * then runs the pass the constructor would have run (the same pass, the
  * same lock: runtime/pass.c), then stays to run the passes that dlopen and
- * dlclose ask for, so that those return without doing the work.  A process that exits first pays
- * for one thread and nothing else.  Swapping a window while other threads
- * execute it is what the swap is made for (runtime/remap.c, step 5).
+ * dlclose ask for, so that those return without doing the work.  A process
+ * that exits first pays for one thread and nothing else.  Swapping a window
+ * while other threads execute it is what the swap is made for
+ * (runtime/remap.c, step 5).
  *
- * Owns: the worker's life: its state, its deadline, standing it down.
+ * A THREAD OF OURS IS NOT THE PROGRAM'S.  What the worker may and may not
+ * do (each rule has a test in tests/fault/: inv-*.sh, fork-pass.sh,
+ * seccomp-kill.sh, defer-*.sh):
+ *   - Signals: every one blocked from its first instruction (os/thread.c):
+ *     no handler of the program's ever runs on it.
+ *   - The process's life: when the program's last thread ends, the
+ *     process ends, as without us.  glibc ends the process when the last
+ *     thread it counts ends — and the worker counts.  So the program's
+ *     threads are counted (the constructor's thread, and every thread
+ *     made through pthread_create while the worker lives:
+ *     interpose/signals.c), each with a thread-specific value whose
+ *     destructor runs when it ends (pthread_exit, or return from its start
+ *     routine; main's return calls exit, which ends everything anyway); the
+ *     last one to end stands the worker down and waits for it before glibc
+ *     counts its own end, so that it is the program's thread that ends the
+ *     process (with exit(0), its stdio flushed into its own descriptors).
+ *     Threads the count cannot see (made before the constructor, or with
+ *     clone) can only make it stand down early: its work is then not done.
+ *   - Descriptors: its first act is to take a descriptor table of its own
+ *     (et_os_own_files): every file it opens (smaps, pagemap, the objects'
+ *     files, the report) lives there, so it never takes a number the
+ *     program could be handed, and never closes or acts on one of the
+ *     program's.  Its log lines go to the program's descriptor 2 as it is
+ *     at that moment (pidfd_getfd, Linux 5.6; before, to the stderr the
+ *     program had when the worker started).
+ *   - System calls: none where a seccomp filter may kill (runtime/sandbox.c):
+ *     a filter about to go in stands the worker down first; each pass
+ *     checks again.
+ *   - The loader's lock: held only in short sections, never across a fork
+ *     (runtime/loader.c).
+ *   - Single-threaded calls (unshare, setns, chroot: interpose/ns.c): it
+ *     stands down, and has ended, before they go through.
+ *   - Address space: its stack (ET_DEFER_STACK) is counted in the
+ *     headroom rule (core/util.c et_as_headroom_ok).
+ *   - Standing down is prompt: a pass on the worker stops between two
+ *     windows when asked (et_defer_stop_asked), leaving each window as it
+ *     was or moved, never half-done.
+ *
+ * Owns: the worker's life: its state, its deadline, standing it down; the
+ * count of the program's threads while it lives; where its log lines go.
  * May call: os (the thread: libc's pthread_create past any wrapper, every
- * signal blocked, a name), core (log, util).
- * Never: runs a program's signal handler (every signal is blocked in the
- * worker from its first instruction); leaves a thread behind when a caller
- * needs the process single-threaded (et_defer_stand_down joins it, or
- * after 10 s of waiting for a worker that cannot stop, says so and goes on).
+ * signal blocked, a name, a descriptor table of its own), core (log,
+ * util), runtime/sandbox (its stand-down hook).
+ * Never: runs a program's signal handler; opens a descriptor in the
+ * program's table; outlives the program's last thread; leaves a thread
+ * behind when a caller needs the process single-threaded
+ * (et_defer_stand_down joins it, or after 10 s of waiting for a worker
+ * that cannot stop, says so and goes on).
  *
  * fork while the worker waits or works: the child has no worker, and its
  * work is not done there (documented in the README); the parent's goes on.
@@ -28,10 +70,12 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "os/os.h"
+#include "runtime/sandbox.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { D_NONE = 0, D_WAITING, D_WORKING, D_SERVING, D_STOOD_DOWN };
 
@@ -54,6 +98,92 @@ static pthread_t g_self;        /* the worker, as it sees itself */
 static long g_tid;              /* its kernel id */
 static bool g_self_set;
 
+/* ---- the worker's descriptors ---------------------------------------- */
+
+static bool g_own_table;        /* the worker's table is its own */
+static int g_pidfd = -1;        /* in the worker's table: the process, for its stderr */
+static int g_err_copy = -1;     /* in the worker's table: the program's stderr as it was (no pidfd_getfd) */
+
+/* A table of its own, with nothing of the program's in it but (where the
+ * kernel cannot lend the program's descriptor 2 at each line) a copy of
+ * its stderr.  0 or an errno. */
+static int own_table(void)
+{
+	/* 0, 1 and 2 come along for a moment, so that the pidfd cannot take
+	 * one of their numbers (2 may be kept, below) */
+	int e = et_os_own_files(3);
+	if (e)
+		return e;
+	g_pidfd = et_os_pidfd_self();
+	int probe = g_pidfd >= 0 ? et_os_pidfd_getfd(g_pidfd, 2) : -1;
+	bool lend = probe >= 0 || (g_pidfd >= 0 && errno == EBADF);   /* EBADF: no stderr just now */
+	if (probe >= 0)
+		close(probe);
+	if (!lend && g_pidfd >= 0) {
+		close(g_pidfd);
+		g_pidfd = -1;
+	}
+	close(0);
+	close(1);
+	if (lend)
+		close(2);
+	else
+		g_err_copy = 2;
+	__atomic_store_n(&g_own_table, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* core/log.c's descriptor for a line: on the worker, the program's 2 lent
+ * for the line (see own_table); -1: the line is dropped. */
+static int log_fd(void)
+{
+	if (!__atomic_load_n(&g_own_table, __ATOMIC_ACQUIRE) || !et_defer_is_worker())
+		return 2;
+	if (g_pidfd >= 0)
+		return et_os_pidfd_getfd(g_pidfd, 2);
+	return g_err_copy;
+}
+
+static void log_fd_done(int fd)
+{
+	if (fd >= 0 && g_pidfd >= 0 && __atomic_load_n(&g_own_table, __ATOMIC_ACQUIRE) && et_defer_is_worker())
+		close(fd);
+}
+
+/* ---- the program's threads -------------------------------------------- */
+
+static pthread_key_t g_key;
+static bool g_counting;         /* a worker lives: the program's threads are counted */
+static int g_live;              /* counted threads of the program that have not ended */
+
+static void thread_ends(void *v)
+{
+	(void)v;
+	if (__atomic_sub_fetch(&g_live, 1, __ATOMIC_ACQ_REL) == 0 &&
+	    __atomic_load_n(&g_counting, __ATOMIC_ACQUIRE))
+		et_defer_stand_down("the program's last thread ends");
+}
+
+bool et_defer_counts_threads(void)
+{
+	return __atomic_load_n(&g_counting, __ATOMIC_ACQUIRE);
+}
+
+void et_defer_thread_coming(void)
+{
+	__atomic_add_fetch(&g_live, 1, __ATOMIC_ACQ_REL);
+}
+
+void et_defer_thread_not_coming(void)
+{
+	__atomic_sub_fetch(&g_live, 1, __ATOMIC_ACQ_REL);
+}
+
+void et_defer_thread_begins(void)
+{
+	(void)pthread_setspecific(g_key, (void *)1);
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
@@ -61,7 +191,20 @@ static void *worker(void *arg)
 	__atomic_store_n(&g_tid, et_os_tid(), __ATOMIC_RELEASE);
 	__atomic_store_n(&g_self_set, true, __ATOMIC_RELEASE);
 	et_os_thread_name("enormoustext");
+	int te = own_table();
 	pthread_mutex_lock(&g_m);
+	if (te) {
+		/* nothing can be opened without taking the program's numbers */
+		g_state = D_STOOD_DOWN;
+		g_stop = true;
+		__atomic_store_n(&g_counting, false, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&g_c);
+		pthread_mutex_unlock(&g_m);
+		char eb[24];
+		et_log(1, "ENORMOUSTEXT_DEFER: the worker cannot have a descriptor table of its own (%s): "
+		          "it stands down, nothing moved", et_errno_text(te, eb));
+		return NULL;
+	}
 	while (!g_stop && !g_hurry) {
 		int e = pthread_cond_timedwait(&g_c, &g_m, &g_deadline);
 		if (e == ETIMEDOUT)
@@ -128,6 +271,18 @@ static void atfork_child(void)
 	g_hurry = false;
 	g_joinable = false;
 	g_self_set = false;
+	/* the child's table is the program's (the fork copied the forking
+	 * thread's); the worker's does not exist here */
+	g_own_table = false;
+	g_pidfd = g_err_copy = -1;
+	__atomic_store_n(&g_counting, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_live, 1, __ATOMIC_RELEASE);
+}
+
+/* runtime/sandbox.c: a seccomp filter goes in. */
+static void sandbox_entering(const char *what)
+{
+	et_defer_stand_down(what);
 }
 
 int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void))
@@ -147,15 +302,31 @@ int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void))
 	g_deadline.tv_nsec = (long)(ns % 1000000000ull);
 	g_work = work;
 	g_serve = serve;
+	/* the constructor's thread is the first the count sees; if no key can
+	 * be had, no thread is counted and the worker is never started */
+	e = pthread_key_create(&g_key, thread_ends);
+	if (e)
+		return e;
+	(void)pthread_setspecific(g_key, (void *)1);
+	__atomic_store_n(&g_live, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_counting, true, __ATOMIC_RELEASE);
+	et_log_route(log_fd, log_fd_done);
 	g_state = D_WAITING;
 	e = et_os_thread_start(&g_thread, worker, NULL, ET_DEFER_STACK);
 	if (e) {
 		g_state = D_NONE;
+		__atomic_store_n(&g_counting, false, __ATOMIC_RELEASE);
 		return e;
 	}
 	g_joinable = true;
 	pthread_atfork(NULL, NULL, atfork_child);
+	et_sandbox_on_entering(sandbox_entering);
 	return 0;
+}
+
+bool et_defer_stop_asked(void)
+{
+	return et_defer_is_worker() && __atomic_load_n(&g_stop, __ATOMIC_ACQUIRE);
 }
 
 bool et_defer_is_worker(void)
@@ -221,8 +392,9 @@ void et_defer_stand_down(const char *what)
 	pthread_mutex_lock(&g_m);
 	bool was_waiting = g_state == D_WAITING;
 	/* waiting: its work is not done; serving: later passes run in their
-	 * callers again; working: it serves no more once the work is done */
-	g_stop = true;
+	 * callers again; working: it stops between two windows */
+	__atomic_store_n(&g_stop, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_counting, false, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&g_c);
 	bool join = g_joinable && !pthread_equal(g_thread, pthread_self());
 	bool late = false;

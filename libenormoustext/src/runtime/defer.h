@@ -35,5 +35,17 @@ ET_HIDDEN bool et_defer_is_worker(void);
 ET_HIDDEN bool et_defer_sleep(uint64_t ns);
 /* Is there a worker whose work is not done yet? */
 ET_HIDDEN bool et_defer_waiting(void);
+/* On the worker: has it been asked to stand down?  A pass stops between
+ * two windows when it has (runtime/remap.c). */
+ET_HIDDEN bool et_defer_stop_asked(void);
+/* The program's threads, counted while a worker lives (so that the last
+ * one to end stands it down first: see defer.c).  pthread_create's
+ * wrapper (interpose/signals.c): counts_threads says whether to count;
+ * thread_coming before the thread is made, thread_not_coming if it could
+ * not be, thread_begins first thing on the new thread. */
+ET_HIDDEN bool et_defer_counts_threads(void);
+ET_HIDDEN void et_defer_thread_coming(void);
+ET_HIDDEN void et_defer_thread_not_coming(void);
+ET_HIDDEN void et_defer_thread_begins(void);
 
 #endif

@@ -38,6 +38,7 @@
 #include "runtime/pipeline.h"
 #include "runtime/record.h"
 #include "runtime/report.h"
+#include "runtime/sandbox.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -306,25 +307,12 @@ __attribute__((constructor)) static void et_constructor(void)
 	if (run->opt.top_only)
 		strip_own_preload();
 	bool silenced = run->opt.verbose_set && run->opt.verbose == 0;
-	/* recording is independent of moving text (a baseline can be recorded
-	 * with ENORMOUSTEXT=0) */
-	if (run->opt.record) {
-		et_log_setup(run->opt.verbose, silenced);
-		et_record_start(run->opt.record);
-	}
 	if (!run->opt.enabled)
 		run->reason = ET_R_OFF;
 	/* ENORMOUSTEXT_MODE: 2 is JIT code only (file text left alone), 3 both
 	 * (runtime/jit.c: armed here, once, by the copy that acts) */
 	bool jit = run->opt.enabled && (run->opt.mode & ET_MODE_JIT);
-	if (run->opt.enabled && !(run->opt.mode & ET_MODE_TEXT)) {
-		run->opt.enabled = false;
-		run->reason = ET_R_MODE;
-	}
-	if (jit && !et_other_find()) {
-		et_log_setup(run->opt.verbose, silenced);
-		et_jit_start(&run->opt);
-	}
+	bool text = run->opt.enabled && (run->opt.mode & ET_MODE_TEXT);
 
 	uint64_t max_seg = 0;
 	et_objects_collect(NULL, 0, &max_seg, &run->quick_text);
@@ -333,6 +321,36 @@ __attribute__((constructor)) static void et_constructor(void)
 	 * described, which needs the whole pipeline anyway. */
 	bool quick = floor && max_seg < floor;
 	bool account = run->opt.enabled && (run->opt.verbose >= 2 || run->opt.report);
+
+	/* A seccomp filter (systemd's SystemCallFilter=, a sandbox the parent
+	 * installed) may kill for any call the program never makes: where one
+	 * is in force, nothing of the library's makes a call (runtime/sandbox.c).
+	 * Read only where something would act now (a quick start-up makes no
+	 * call; a later pass checks again). */
+	const char *sandbox_why = NULL;
+	et_sandbox_trust(run->opt.seccomp_trust);
+	if ((run->opt.record || jit || (text && (!quick || account))) && et_sandbox_blocks(&sandbox_why)) {
+		et_log_setup(run->opt.verbose, silenced);
+		run->reason = ET_R_SANDBOX;
+		run->reason_detail = sandbox_why;
+		et_log(1, "%s: the library stands down (no text moved, no sampling, no JIT advice)", sandbox_why);
+		return;
+	}
+
+	/* recording is independent of moving text (a baseline can be recorded
+	 * with ENORMOUSTEXT=0) */
+	if (run->opt.record) {
+		et_log_setup(run->opt.verbose, silenced);
+		et_record_start(run->opt.record);
+	}
+	if (run->opt.enabled && !(run->opt.mode & ET_MODE_TEXT)) {
+		run->opt.enabled = false;
+		run->reason = ET_R_MODE;
+	}
+	if (jit && !et_other_find()) {
+		et_log_setup(run->opt.verbose, silenced);
+		et_jit_start(&run->opt);
+	}
 	bool speak = ((c.nwarn > 0 || c.nunknown > 0) && !silenced) || run->opt.verbose >= 1 || run->opt.report;
 
 	/* Whatever is loaded later (dlopen) is handled unless the library is

@@ -13,17 +13,24 @@
  *     anonymous mappings whose size is a multiple of 2 MiB itself: those
  *     are asked for once, as they are, and only moved when they came back
  *     unaligned;
- *   - map memory executable (mmap with PROT_EXEC) or make it so (mprotect
- *     adding PROT_EXEC): that range gets MADV_HUGEPAGE (under THP
- *     `madvise` a fault in a whole window of it then takes a 2 MiB page,
- *     and khugepaged may collapse it later), and MADV_COLLAPSE, once per
- *     window and at most a few tries each, where there is something to
- *     collapse: the windows inside a range made executable by mprotect (the
- *     code was written first), and the window a growing code cache has just
- *     completed (the range ends it, the part before was written earlier).
- *     MADV_COLLAPSE works under THP `never` too; the kernel refuses
- *     (EINVAL) a window that is not one mapping or was never written, so a
- *     window of data next to the code is never collapsed;
+ *   - map memory executable (mmap with PROT_EXEC): a new mapping of at
+ *     least one window gets MADV_HUGEPAGE, all of it (under THP `madvise`
+ *     a fault in a whole window of it then takes a 2 MiB page, and
+ *     khugepaged may collapse it later);
+ *   - make memory executable (mprotect adding PROT_EXEC): no advice at all.
+ *     A flag set on part of a mapping splits it, and keeps the pieces from
+ *     merging back when the program changes the protections again: a JIT
+ *     that toggles pages between RX and RW (W^X) would end with thousands
+ *     of mappings where it had tens, and run out of them
+ *     (vm.max_map_count).  MADV_COLLAPSE changes no flag;
+ *   - MADV_COLLAPSE, once per window and at most a few tries each, where
+ *     there is something to collapse: the windows inside a range made
+ *     executable by mprotect (the code was written first), and the window
+ *     a growing code cache has just completed (the range ends it, the part
+ *     before was written earlier).  MADV_COLLAPSE works under THP `never`
+ *     too; the kernel refuses (EINVAL) a window that is not one mapping or
+ *     was never written, so a window of data next to the code is never
+ *     collapsed;
  *   - the W^X pattern with a memfd (one read-write view, one read+execute
  *     view): the executable view of a memfd is placed 2 MiB-aligned (its
  *     offset is, so it is congruent) and collapsed (shmem: the huge page
@@ -34,12 +41,14 @@
  *
  * Never: changes a protection, a size, a flag or errno the program sees;
  * makes anything writable and executable; collapses anything the program
- * did not make executable; logs above verbosity 1 but per window (2) and
- * its failures (3).
+ * did not make executable; leaves the program more mappings than it would
+ * have had (advice only ever covers a whole mapping the program has just
+ * made); logs above verbosity 1 but per window (2) and its failures (3).
  *
  * Owns: et_jit_pmd (armed or not), the table of windows asked for, the
  * figures.
- * May call: os (mmap, munmap, madvise), core (sysinfo, log, smaps).
+ * May call: os (mmap, munmap, madvise), core (sysinfo, log, smaps),
+ * runtime/sandbox (it stops when a seccomp filter goes in).
  */
 #include "runtime/jit.h"
 
@@ -47,6 +56,7 @@
 #include "core/smaps.h"
 #include "core/sysinfo.h"
 #include "os/os.h"
+#include "runtime/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,13 +140,15 @@ static void collapse_window(uintptr_t w, const char *how)
 }
 
 /* [a, a + len) has just become executable.  populated: the program wrote
- * it before (mprotect, an existing memfd), so its windows can collapse. */
-static void exec_range(uintptr_t a, size_t len, bool populated, const char *how)
+ * it before (mprotect, an existing memfd), so its windows can collapse.
+ * whole: the range is a mapping of its own, just made (mmap), which the
+ * advice can cover without splitting anything (see the banner). */
+static void exec_range(uintptr_t a, size_t len, bool populated, bool whole, const char *how)
 {
 	size_t h = et_jit_pmd;
 	count(&g_st.ranges, 1);
 	count(&g_st.exec_bytes, len);
-	if (!g_never)
+	if (!g_never && whole && len >= h)
 		(void)et_os_advise((void *)a, len, MADV_HUGEPAGE);
 	uintptr_t end = a + len, first = (a + h - 1) & ~(uintptr_t)(h - 1);
 	/* the window this range completes: it ends inside the range, and
@@ -210,7 +222,7 @@ void *et_jit_mmap(et_mmap_fn next, void *addr, size_t len, int prot, int flags, 
 	if (p == MAP_FAILED)
 		return p;   /* errno: the program's own call's */
 	if ((prot & PROT_EXEC) && (anon || memfd) && len)
-		exec_range((uintptr_t)p, len, memfd, memfd ? "mmap of a memfd" : "mmap");
+		exec_range((uintptr_t)p, len, memfd, true, memfd ? "mmap of a memfd" : "mmap");
 	errno = saved;
 	return p;
 }
@@ -221,12 +233,20 @@ int et_jit_mprotect(et_mprotect_fn next, void *addr, size_t len, int prot)
 	if (r != 0 || !len || !__atomic_load_n(&et_jit_pmd, __ATOMIC_RELAXED))
 		return r;
 	int saved = errno;
-	exec_range((uintptr_t)addr, len, true, "mprotect");
+	exec_range((uintptr_t)addr, len, true, false, "mprotect");
 	errno = saved;
 	return r;
 }
 
 /* --------------------------------------------------- start and summary */
+
+/* runtime/sandbox.c: a seccomp filter goes in; from now on every call
+ * goes straight to libc (a filter may kill for a madvise). */
+static void sandbox_entering(const char *what)
+{
+	(void)what;
+	__atomic_store_n(&et_jit_pmd, 0, __ATOMIC_RELEASE);
+}
 
 void et_jit_start(const struct et_options *o)
 {
@@ -246,6 +266,9 @@ void et_jit_start(const struct et_options *o)
 	if (pg > 0)
 		g_page = (size_t)pg;
 	g_never = si.thp == ET_THP_NEVER;
+	et_sandbox_on_entering(sandbox_entering);
+	if (et_sandbox_known())
+		return;
 	__atomic_store_n(&et_jit_pmd, (size_t)si.pmd_size, __ATOMIC_RELEASE);
 	et_log(2, "jit: ENORMOUSTEXT_MODE=%u: executable anonymous memory on %llu MiB pages (THP %s: %s)",
 	       o->mode, (unsigned long long)(si.pmd_size >> 20), et_thp_mode_name(si.thp),
@@ -279,7 +302,7 @@ static bool jit_vma(const struct et_smaps *sm, size_t i)
 /* At exit, at verbosity 1: what became of the JIT code, from smaps. */
 __attribute__((destructor)) static void jit_summary(void)
 {
-	if (!__atomic_load_n(&et_jit_pmd, __ATOMIC_RELAXED) || !et_log_enabled(1))
+	if (!__atomic_load_n(&et_jit_pmd, __ATOMIC_RELAXED) || !et_log_enabled(1) || et_sandbox_known())
 		return;
 	struct et_jit_stats st;
 	et_jit_read(&st);
@@ -287,7 +310,7 @@ __attribute__((destructor)) static void jit_summary(void)
 		return;
 	uint64_t exec = 0, huge = 0;
 	struct et_smaps sm;
-	bool read = et_smaps_read(&sm, "/proc/self/smaps") == 0;
+	bool read = et_smaps_read_self(&sm) == 0;
 	if (read) {
 		for (size_t i = 0; i < sm.count; i++) {
 			const struct et_vma *v = &sm.vmas[i];

@@ -9,11 +9,14 @@
  * later from the mappings.
  *
  * Owns: reading the loader's list and each object's program headers.
- * May call: core (util), os (is a page mapped).
+ * May call: core (util), os (is a page mapped), runtime/loader (the walk,
+ * under its rules).
  * Never: takes a lock (the caller is inside dl_iterate_phdr); allocates.
  */
 
 #include "runtime/objects.h"
+
+#include "runtime/loader.h"
 
 #include "core/util.h"
 #include "os/os.h"
@@ -204,7 +207,7 @@ size_t et_objects_collect(struct et_object *objs, size_t cap, uint64_t *max_seg,
 {
 	struct collect c = { objs, 0, cap, (uintptr_t)&self_marker,
 	                     (uintptr_t)getauxval(AT_SYSINFO_EHDR), 0, 0 };
-	dl_iterate_phdr(collect_cb, &c);
+	et_loader_iterate(collect_cb, &c);
 	if (max_seg)
 		*max_seg = c.max_seg;
 	if (text_bytes)

@@ -1,18 +1,19 @@
 /*
- * runtime/pass.c — the object table, the passes over it, and THE LOCK.
+ * runtime/pass.c — the object table, the passes over it, and THE LOCKS.
  *
  * Owns: the process's run (g_run: options, facts, the table of every
- * object looked at), the one lock that guards it and every pass, the
- * requests for a pass made after dlopen/dlclose (g_pending), what a forked
- * child keeps, and the lazy checks a quick start-up leaves for the first
- * dlopen.  The place a background worker would live.
- * May call: core, runtime/objects (the loader's list), runtime/pipeline
- * (one pass over new objects), runtime/report (the report file after a
- * pass that found something), runtime/other.
+ * object looked at), the pass lock (one pass at a time) and the table lock
+ * (the table held still), the requests for a pass made after
+ * dlopen/dlclose (g_pending), what a forked child keeps, and the lazy
+ * checks a quick start-up leaves for the first dlopen.
+ * May call: core, runtime/objects (the loader's list), runtime/loader (its
+ * lock, briefly), runtime/pipeline (one pass over new objects),
+ * runtime/report (the report file after a pass that found something),
+ * runtime/other, runtime/sandbox (may the library act here, now?).
  * Never: calls a wrapper in interpose/ (they call in here, through
- * et_after_*); waits for our lock inside dl_iterate_phdr except as the
- * lock order below allows; holds our lock while it waits for the
- * loader's.  READ "THE LOCK ORDER" BELOW BEFORE CHANGING ANYTHING HERE.
+ * et_after_*); waits for the pass lock while it holds the loader's lock
+ * or the table lock; holds the loader's lock during the long work of a
+ * pass.  READ "THE LOCK ORDER" BELOW BEFORE CHANGING ANYTHING HERE.
  */
 #include "runtime/pass.h"
 
@@ -20,15 +21,18 @@
 #include "core/util.h"
 #include "os/os.h"
 #include "runtime/defer.h"
+#include "runtime/loader.h"
 #include "runtime/objects.h"
 #include "runtime/other.h"
 #include "runtime/pipeline.h"
 #include "runtime/report.h"
+#include "runtime/sandbox.h"
 
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct et_run g_run;
@@ -36,41 +40,95 @@ static bool g_active;          /* this copy acts: set by the constructor */
 static size_t g_objs_cap;      /* capacity of g_run.objs */
 static bool g_pass_short;      /* the last pass could not take every object in */
 
-/* The lock of the object table and of every pass.  Only the constructor,
- * dlclose and the API wait for it; after dlopen a thread only tries it,
- * and whoever holds it runs the pass that was asked for (g_pending) —
- * so a dlopen from a constructor, a destructor or a signal-free nested
- * loader path can never deadlock on it. */
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * THE LOCK ORDER.  Three locks matter, always taken in this order:
+ *
+ *   1. the pass lock (g_pass): one pass at a time, held for all of it;
+ *   2. the loader's lock (glibc's dl_load_write_lock, runtime/loader.c):
+ *      held only while the list of objects is read and while each prepared
+ *      window is swapped in (dlclose holds it while it unmaps an object);
+ *   3. the table lock (g_table): the object table held still, for a
+ *      moment: to update it, or for the API's readers to copy it out.
+ *
+ * Nobody waits for the pass lock while holding either of the others: after
+ * dlopen a thread only tries it (whoever holds it runs the pass asked for:
+ * g_pending); the API's refresh and range wait for it with a time limit
+ * (a program may call them from a dl_iterate_phdr callback of its own,
+ * holding the loader's lock); readers never take it.  Nobody waits for the
+ * loader's lock while holding the table lock.  So no cycle, and the long
+ * work of a pass (reading the page cache, copying, collapsing, reading
+ * smaps) runs with no lock held but the pass lock, which no fork, no
+ * dlopen and no reader ever waits for.
+ */
+static pthread_mutex_t g_pass = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_table = PTHREAD_MUTEX_INITIALIZER;
 static int g_pending;
-static pthread_t g_lock_owner;   /* valid while g_lock_held */
-static int g_lock_held;
+static pthread_t g_pass_owner;   /* valid while g_pass_held */
+static int g_pass_held;
+static pthread_t g_table_owner;
+static int g_table_held;
 
-static void lock(void)
+static void pass_taken(void)
 {
-	pthread_mutex_lock(&g_lock);
-	g_lock_owner = pthread_self();
-	__atomic_store_n(&g_lock_held, 1, __ATOMIC_RELEASE);
+	g_pass_owner = pthread_self();
+	__atomic_store_n(&g_pass_held, 1, __ATOMIC_RELEASE);
 }
 
-static bool trylock(void)
+static void pass_lock(void)
 {
-	if (pthread_mutex_trylock(&g_lock) != 0)
+	pthread_mutex_lock(&g_pass);
+	pass_taken();
+}
+
+static bool pass_trylock(void)
+{
+	if (pthread_mutex_trylock(&g_pass) != 0)
 		return false;
-	g_lock_owner = pthread_self();
-	__atomic_store_n(&g_lock_held, 1, __ATOMIC_RELEASE);
+	pass_taken();
 	return true;
 }
 
-static void unlock(void)
+/* Wait at most ET_PASS_WAIT_NS: for the API's calls, which a program may
+ * make while it holds the loader's lock (see THE LOCK ORDER). */
+#define ET_PASS_WAIT_NS (10ull * 1000000000ull)
+static bool pass_lock_bounded(void)
 {
-	__atomic_store_n(&g_lock_held, 0, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&g_lock);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(ET_PASS_WAIT_NS / 1000000000ull);
+	if (pthread_mutex_timedlock(&g_pass, &until) != 0)
+		return false;
+	pass_taken();
+	return true;
 }
 
-static bool lock_is_mine(void)
+static void pass_unlock(void)
 {
-	return __atomic_load_n(&g_lock_held, __ATOMIC_ACQUIRE) && pthread_equal(g_lock_owner, pthread_self());
+	__atomic_store_n(&g_pass_held, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&g_pass);
+}
+
+static bool pass_is_mine(void)
+{
+	return __atomic_load_n(&g_pass_held, __ATOMIC_ACQUIRE) && pthread_equal(g_pass_owner, pthread_self());
+}
+
+static void table_lock(void)
+{
+	pthread_mutex_lock(&g_table);
+	g_table_owner = pthread_self();
+	__atomic_store_n(&g_table_held, 1, __ATOMIC_RELEASE);
+}
+
+static void table_unlock(void)
+{
+	__atomic_store_n(&g_table_held, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&g_table);
+}
+
+static bool table_is_mine(void)
+{
+	return __atomic_load_n(&g_table_held, __ATOMIC_ACQUIRE) && pthread_equal(g_table_owner, pthread_self());
 }
 
 /* Same loaded object: same place, same program headers, same name (two
@@ -105,7 +163,11 @@ static int table_reserve(struct et_run *run, size_t more)
 static void name_main(struct et_object *o)
 {
 	if (o->is_main) {
-		ssize_t n = readlink("/proc/self/exe", o->path, sizeof o->path - 1);
+		/* the calling thread's view: /proc/self's is the main thread's,
+		 * gone once it has ended (pthread_exit) */
+		ssize_t n = readlink("/proc/thread-self/exe", o->path, sizeof o->path - 1);
+		if (n <= 0)
+			n = readlink("/proc/self/exe", o->path, sizeof o->path - 1);
 		o->path[n > 0 ? n : 0] = '\0';
 	}
 }
@@ -142,58 +204,169 @@ static size_t piece_limit(void)
 	return g_run.opt.defer_rate && et_defer_is_worker() ? 1 : 0;
 }
 
-static size_t process_new_locked(struct et_run *run, const struct link_map *ns_head)
+/*
+ * One pass, in three steps:
+ *   1. under the loader's lock (collect_locked): the loader's counts (a
+ *      pass over the process's own namespace is skipped when no object was
+ *      added or removed since the last complete one), the list of objects
+ *      (this namespace's and dlmopen's others), and, with the table lock,
+ *      the objects gone from it leave the table;
+ *   2. with no lock but the pass lock: the objects the table does not have
+ *      (and the paced ones) go through the pipeline, which takes the
+ *      loader's lock again only to swap each prepared window in, after
+ *      checking that the loader has unloaded nothing since step 1;
+ *   3. with the table lock: they go into the table.
+ * Called with the pass lock held.  Returns how many objects were new.
+ */
+struct collected {
+	const struct link_map *head;   /* a dlmopen namespace alone, or NULL: the whole process */
+	struct et_object *tmp;
+	size_t n, len;
+	unsigned long long adds, subs;
+	bool counted;                  /* the loader gave its counts */
+	bool skip;                     /* ... and they did not move */
+	bool short_of_memory;
+};
+
+/* The loader counts the objects it ever added and removed (dl_phdr_info's
+ * dlpi_adds and dlpi_subs, glibc and musl).  A pass over the process's own
+ * namespace is needed only when either moved since the last complete one:
+ * a dlopen of a library that is already loaded, or a dlclose that leaves
+ * it loaded, costs nothing more than reading them. */
+static unsigned long long g_seen_adds = ~0ull, g_seen_subs = ~0ull;
+
+/*
+ * The other namespaces (dlmopen): dl_iterate_phdr shows only the caller's.
+ * glibc (2.35 on) chains one r_debug per namespace from _r_debug
+ * (r_version 2, r_next); each one's r_map heads that namespace's objects.
+ * So a namespace made by a dlmopen that went to the loader untouched
+ * (dlhooks.c), or a dlopen inside one, is seen by the next pass too.  The
+ * lists change only under the loader's lock, which step 1 holds.
+ */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#define ET_NAMESPACES 1
+static const struct r_debug_extended *namespaces(void)
+{
+	if (_r_debug.r_version < 2)
+		return NULL;
+	/* _r_debug is declared as the short struct; it is the extended one
+	 * from version 2 on (hide the cast from the bounds checker). */
+	const void *p = &_r_debug;
+	__asm__("" : "+r"(p));
+	return ((const struct r_debug_extended *)p)->r_next;
+}
+#endif
+
+static size_t collect_into(const struct collected *c, struct et_object *out, size_t cap)
+{
+	if (c->head)
+		return et_objects_collect_linkmap(c->head, out, cap);
+	size_t n = et_objects_collect(out, cap, NULL, NULL);
+#ifdef ET_NAMESPACES
+	for (const struct r_debug_extended *r = namespaces(); r; r = r->r_next) {
+		if (!r->base.r_map)
+			continue;
+		size_t from = n;
+		n += et_objects_collect_linkmap(r->base.r_map, out && n < cap ? out + n : NULL,
+		                                out && n < cap ? cap - n : 0);
+		for (size_t i = from; out && i < n && i < cap; i++)
+			out[i].foreign = true;
+	}
+#endif
+	return n;
+}
+
+/* Step 1's prune: whatever the loader no longer has (dlclose, a failed
+ * dlopen, an unload we did not see) leaves the table.  Table lock held. */
+static void prune(struct et_run *run, const struct et_object *now, size_t n)
+{
+	size_t kept = 0;
+	for (size_t j = 0; j < run->nobjs; j++) {
+		bool present = false;
+		for (size_t i = 0; i < n && !present; i++)
+			present = same_object(&run->objs[j], &now[i]);
+		if (!present && run->objs[j].foreign)
+			present = et_object_still_mapped(&run->objs[j]);
+		if (present) {
+			run->objs[kept++] = run->objs[j];
+			continue;
+		}
+		/* Gone: the loader unmapped its span; padding we mapped beyond
+		 * it is ours to take away. */
+		if (run->objs[j].kinds)
+			et_scratch_free(run->objs[j].kinds, run->objs[j].kinds_len);
+		for (int p = 0; p < 2; p++)
+			if (run->objs[j].pad_hi[p] > run->objs[j].pad_lo[p])
+				et_os_unmap((void *)(uintptr_t)run->objs[j].pad_lo[p],
+				            run->objs[j].pad_hi[p] - run->objs[j].pad_lo[p]);
+	}
+	run->nobjs = kept;
+}
+
+static void collect_locked(void *arg, unsigned long long adds, unsigned long long subs)
+{
+	struct collected *c = arg;
+	c->adds = adds;
+	c->subs = subs;
+	c->counted = !c->head && subs != ET_LOADER_SUBS_UNKNOWN;
+	if (c->counted && adds == g_seen_adds && subs == g_seen_subs) {
+		c->skip = true;
+		return;
+	}
+	size_t cap = collect_into(c, NULL, 0) + 8;
+	c->len = cap * sizeof(struct et_object);
+	c->tmp = et_scratch_alloc(c->len);
+	if (!c->tmp) {
+		c->short_of_memory = true;
+		return;
+	}
+	c->n = collect_into(c, c->tmp, cap);
+	if (c->n > cap)
+		c->n = cap;
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->head)
+			c->tmp[i].foreign = true;
+		name_main(&c->tmp[i]);
+	}
+	if (!c->head) {
+		table_lock();
+		prune(&g_run, c->tmp, c->n);
+		table_unlock();
+	}
+}
+
+static size_t process_new(struct et_run *run, const struct link_map *ns_head)
 {
 	uint64_t t0 = et_now_ns();
+	g_pass_short = false;
+	/* where a seccomp filter may kill for a call of ours: nothing, and the
+	 * reason in the table (runtime/sandbox.c) */
+	const char *why = NULL;
+	if (et_sandbox_blocks(&why)) {
+		run->reason = ET_R_SANDBOX;
+		run->reason_detail = why;
+		return 0;
+	}
 	if (!as_headroom(run)) {
 		g_pass_short = true;   /* tried again at the next pass: the program may have freed some */
 		return 0;
 	}
-	size_t cap = (ns_head ? et_objects_collect_linkmap(ns_head, NULL, 0)
-	                      : et_objects_collect(NULL, 0, NULL, NULL)) + 8;
-	size_t len = cap * sizeof(struct et_object);
-	struct et_object *tmp = et_scratch_alloc(len);
-	if (!tmp) {
+	struct collected c = { .head = ns_head };
+	et_loader_locked(collect_locked, &c);
+	if (c.skip)
+		return 0;
+	if (c.short_of_memory) {
 		run->reason = ET_R_SCRATCH;
 		g_pass_short = true;
 		return 0;
 	}
-	size_t n = ns_head ? et_objects_collect_linkmap(ns_head, tmp, cap)
-	                   : et_objects_collect(tmp, cap, NULL, NULL);
-	if (n > cap)
-		n = cap;
-	for (size_t i = 0; i < n; i++) {
-		tmp[i].foreign = ns_head != NULL;
-		name_main(&tmp[i]);
-	}
-	/* Prune: whatever the loader no longer has (dlclose, a failed dlopen,
-	 * an unload we did not see) leaves the table. */
-	if (!ns_head) {
-		size_t kept = 0;
-		for (size_t j = 0; j < run->nobjs; j++) {
-			bool present = false;
-			for (size_t i = 0; i < n && !present; i++)
-				present = same_object(&run->objs[j], &tmp[i]);
-			if (!present && run->objs[j].foreign)
-				present = et_object_still_mapped(&run->objs[j]);
-			if (present) {
-				run->objs[kept++] = run->objs[j];
-				continue;
-			}
-			/* Gone: the loader unmapped its span; padding we mapped
-			 * beyond it is ours to take away. */
-			if (run->objs[j].kinds)
-				et_scratch_free(run->objs[j].kinds, run->objs[j].kinds_len);
-			for (int p = 0; p < 2; p++)
-				if (run->objs[j].pad_hi[p] > run->objs[j].pad_lo[p])
-					et_os_unmap((void *)(uintptr_t)run->objs[j].pad_lo[p],
-					       run->objs[j].pad_hi[p] - run->objs[j].pad_lo[p]);
-		}
-		run->nobjs = kept;
-	}
-	/* The new objects, and the paced ones (ENORMOUSTEXT_DEFER_RATE: run
-	 * again, their padding so far carried over, the entry replaced). */
+	struct et_object *tmp = c.tmp;
+	size_t n = c.n;
+	/* The new objects, and the paced ones (ENORMOUSTEXT_DEFER_RATE, or
+	 * left for a later pass: run again, their padding so far carried over,
+	 * the entry replaced). */
 	size_t k = 0, fresh = 0;
+	table_lock();
 	for (size_t i = 0; i < n; i++) {
 		size_t j = 0;
 		while (j < run->nobjs && !same_object(&run->objs[j], &tmp[i]))
@@ -211,41 +384,56 @@ static size_t process_new_locked(struct et_run *run, const struct link_map *ns_h
 		}
 		tmp[k++] = tmp[i];
 	}
-	if (k > 0 && table_reserve(run, fresh) == 0) {
-		struct et_run pass = { .opt = run->opt, .si = run->si, .objs = tmp, .nobjs = k, .t0_ns = t0,
-		                       .win_limit = piece_limit() };
+	int reserved = k > 0 ? table_reserve(run, fresh) : 0;
+	struct et_run pass = { .opt = run->opt, .si = run->si, .objs = tmp, .nobjs = k, .t0_ns = t0,
+	                       .win_limit = piece_limit(), .loader_subs = c.subs };
+	table_unlock();
+	if (k > 0 && reserved == 0) {
 		et_pipeline_run(&pass);
+		table_lock();
 		run->si = pass.si;
 		if (pass.reason != ET_R_NONE && run->reason == ET_R_NONE) {
 			run->reason = pass.reason;
 			run->reason_detail = pass.reason_detail;
 		}
 		__atomic_add_fetch(&g_piece_moved, pass.pieces_moved, __ATOMIC_RELAXED);
+		/* entries replaced are found again by identity: the table may
+		 * have lost some (a dlclose's prune) since step 1 */
+		bool said = __atomic_load_n(&run->summarised, __ATOMIC_ACQUIRE);
 		for (size_t i = 0; i < k; i++) {
 			size_t at = run->nobjs;
 			if (tmp[i].replaces) {
-				at = tmp[i].replaces - 1;
-				if (run->objs[at].kinds)
+				for (at = 0; at < run->nobjs && !same_object(&run->objs[at], &tmp[i]); at++)
+					;
+				if (at < run->nobjs && run->objs[at].kinds)
 					et_scratch_free(run->objs[at].kinds, run->objs[at].kinds_len);
-			} else {
+			}
+			if (at == run->nobjs) {
+				if (run->nobjs >= g_objs_cap && table_reserve(run, 1) != 0) {
+					if (tmp[i].kinds)
+						et_scratch_free(tmp[i].kinds, tmp[i].kinds_len);
+					continue;
+				}
 				run->nobjs++;
 			}
 			run->objs[at] = tmp[i];
 			run->objs[at].replaces = 0;
 			/* after start-up, a line per object once it is done (the
 			 * start-up's summary speaks for its pieces) */
-			bool said = __atomic_load_n(&run->summarised, __ATOMIC_ACQUIRE);
 			if (run->passes > 0 && !run->objs[at].paced && (said || !pass.win_limit))
 				et_report_objects(run, at, 1);
 		}
 		run->quick = false;   /* the table now speaks for the process */
 		run->passes++;
+		if (pass.unloaded)
+			g_pass_short = true;   /* the loader unloaded objects meanwhile: again at the next pass */
 	} else {
+		table_lock();
 		g_pass_short = k > 0;
 		k = 0;
 	}
 	/* a paced object left: the next pass must not be skipped on the
-	 * loader's counts (see pass_cb) */
+	 * loader's counts */
 	bool paced = false;
 	for (size_t j = 0; j < run->nobjs && !paced; j++)
 		paced = run->objs[j].paced;
@@ -254,104 +442,14 @@ static size_t process_new_locked(struct et_run *run, const struct link_map *ns_h
 	else
 		et_pipeline_moved_forget();
 	__atomic_store_n(&g_paced_left, paced, __ATOMIC_RELEASE);
-	et_scratch_free(tmp, len);
 	run->elapsed_ns += et_now_ns() - t0;
+	table_unlock();
+	et_scratch_free(tmp, c.len);
+	if (c.counted && !g_pass_short) {
+		g_seen_adds = c.adds;
+		g_seen_subs = c.subs;
+	}
 	return k;
-}
-
-struct pass_ctx {
-	struct et_run *run;
-	const struct link_map *head;
-	size_t result;
-};
-
-/*
- * The loader counts the objects it ever added and removed (dl_phdr_info's
- * dlpi_adds and dlpi_subs, glibc and musl).  A pass over the process's own
- * namespace is needed only when either moved since the last complete one:
- * a dlopen of a library that is already loaded, or a dlclose that leaves
- * it loaded, costs nothing more than reading them.
- */
-static unsigned long long g_seen_adds = ~0ull, g_seen_subs = ~0ull;
-
-static bool loader_counts(const struct dl_phdr_info *info, size_t size, unsigned long long c[2])
-{
-	if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
-		return false;
-	c[0] = info->dlpi_adds;
-	c[1] = info->dlpi_subs;
-	return true;
-}
-
-static int counts_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	unsigned long long c[2];
-	if (loader_counts(info, size, c)) {
-		g_seen_adds = c[0];
-		g_seen_subs = c[1];
-	}
-	(void)arg;
-	return 1;
-}
-
-/*
- * The other namespaces (dlmopen): dl_iterate_phdr shows only the caller's.
- * glibc (2.35 on) chains one r_debug per namespace from _r_debug
- * (r_version 2, r_next); each one's r_map heads that namespace's objects.
- * So a namespace made by a dlmopen that went to the loader untouched
- * (dlhooks.c), or a dlopen inside one, is seen by the next pass too.  The
- * lists change only under the loader's lock, which a pass holds.
- */
-static size_t process_namespaces(struct et_run *run)
-{
-	size_t n = 0;
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-	if (_r_debug.r_version < 2)
-		return 0;
-	/* _r_debug is declared as the short struct; it is the extended one
-	 * from version 2 on (hide the cast from the bounds checker). */
-	const void *p = &_r_debug;
-	__asm__("" : "+r"(p));
-	for (const struct r_debug_extended *r = ((const struct r_debug_extended *)p)->r_next; r; r = r->r_next)
-		if (r->base.r_map)
-			n += process_new_locked(run, r->base.r_map);
-#else
-	(void)run;
-#endif
-	return n;
-}
-
-static int pass_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct pass_ctx *c = arg;
-	unsigned long long now[2];
-	bool counted = !c->head && loader_counts(info, size, now);
-	if (counted && now[0] == g_seen_adds && now[1] == g_seen_subs) {
-		c->result = 0;
-		return 1;
-	}
-	g_pass_short = false;
-	c->result = process_new_locked(c->run, c->head);
-	if (!c->head)
-		c->result += process_namespaces(c->run);
-	if (counted && !g_pass_short) {
-		g_seen_adds = now[0];
-		g_seen_subs = now[1];
-	}
-	return 1;
-}
-
-/*
- * A pass runs inside a dl_iterate_phdr callback: glibc holds its
- * dl_load_write_lock there, the lock it also holds while it unmaps an
- * object (dlclose, or a dlopen that failed after mapping).  So no object
- * can vanish while the pass copies from it.  (musl never unmaps.)
- */
-static size_t process_new(struct et_run *run, const struct link_map *ns_head)
-{
-	struct pass_ctx c = { run, ns_head, 0 };
-	dl_iterate_phdr(pass_cb, &c);
-	return c.result;
 }
 
 static void write_report(struct et_run *run)
@@ -359,95 +457,58 @@ static void write_report(struct et_run *run)
 	et_report_write(run);   /* logs a failure itself, naming the path and why */
 }
 
-/* Run every pass that was asked for, then let go of the lock; a request
- * made while we held it is run here too (see g_lock). */
-static void drain_and_unlock(void)
+/* Every pass asked for while we held the pass lock, then let go of it; a
+ * request made after the last look is run here too (see g_pending). */
+static void drain(void)
 {
-	for (;;) {
-		bool changed = false;
-		while (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) &&
-		       __atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
-			changed |= process_new(&g_run, NULL) > 0;
-		if (changed && g_run.opt.report)
-			write_report(&g_run);
-		unlock();
-		if (!__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) || !trylock())
-			return;
-	}
-}
-
-/* For the passes that wait (start-up, enormoustext_refresh, the range
- * pass), inside dl_iterate_phdr: take the lock and first run any pass that
- * was asked for (the dlopen that asked has returned to its caller already). */
-static void lock_and_drain(void)
-{
-	lock();
 	bool changed = false;
-	while (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) &&
+	while (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) && !et_defer_stop_asked() &&
 	       __atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
 		changed |= process_new(&g_run, NULL) > 0;
 	if (changed && g_run.opt.report)
 		write_report(&g_run);
 }
 
-/*
- * THE LOCK ORDER.  Two locks matter: the loader's (glibc's
- * dl_load_write_lock, held around every dl_iterate_phdr callback and while
- * the loader unmaps an object) and ours, g_lock.  The loader's is always
- * the outer one: whoever needs both takes the loader's first, by running
- * inside dl_iterate_phdr (glibc allows that recursively) — every pass, the
- * start-up, enormoustext_refresh, the range pass.  Whoever holds g_lock
- * outside dl_iterate_phdr (the API's readers, see read_locked) never waits
- * for the loader's lock while holding it.  So no cycle: a program's own
- * dl_iterate_phdr callback that calls the API takes ours after the
- * loader's, like everyone else.  Inside dl_iterate_phdr, waiting for ours
- * only ever waits for a reader (glibc lets one thread in at a time; musl
- * holds no lock there), so a dlopen from a constructor or a destructor
- * cannot deadlock on it either.  RUN_TRY (after dlopen) runs what was asked
- * for and nothing else; RUN_WAIT first runs what is pending.
- */
-enum run_mode { RUN_WAIT, RUN_TRY };
-
-struct locked_call {
-	void (*fn)(void *);
-	void *arg;
-	enum run_mode mode;
-	bool ran;
-};
-
-static int locked_cb(struct dl_phdr_info *info, size_t size, void *a)
+static void drain_and_unlock(void)
 {
-	(void)info;
-	(void)size;
-	struct locked_call *c = a;
-	/* Waiting here is safe: inside dl_iterate_phdr no other pass can hold
-	 * our lock (glibc lets one thread at a time in), only a reader, and a
-	 * reader waits for nothing while it holds it. */
-	if (c->mode == RUN_TRY)
-		lock();
-	else
-		lock_and_drain();
-	if (c->fn)
-		c->fn(c->arg);
-	c->ran = true;
-	drain_and_unlock();
-	return 1;
+	for (;;) {
+		drain();
+		pass_unlock();
+		if (!__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) || !pass_trylock())
+			return;
+	}
 }
 
-/* Run fn(arg) with the loader's lock and ours held (pending passes run
- * first with RUN_WAIT; with RUN_TRY, only if our lock is free).  From
- * inside a pass (the lock already ours), fn just runs.  Returns whether fn
- * ran. */
+/* RUN_TRY (after dlopen): only if the pass lock is free, and nothing but
+ * what was asked for; RUN_WAIT (start-up, the worker): wait for it, and
+ * first run what is pending; RUN_WAIT_API (refresh, range): the same,
+ * waiting at most ET_PASS_WAIT_NS. */
+enum run_mode { RUN_WAIT, RUN_WAIT_API, RUN_TRY };
+
+/* Run fn(arg) with the pass lock held.  From inside a pass (the lock
+ * already this thread's), fn just runs.  Returns whether fn ran. */
 static bool run_locked(void (*fn)(void *), void *arg, enum run_mode mode)
 {
-	if (lock_is_mine()) {
+	if (pass_is_mine()) {
 		if (fn)
 			fn(arg);
 		return true;
 	}
-	struct locked_call c = { fn, arg, mode, false };
-	dl_iterate_phdr(locked_cb, &c);
-	return c.ran;
+	if (mode == RUN_TRY) {
+		if (!pass_trylock())
+			return false;
+	} else if (mode == RUN_WAIT_API) {
+		if (!pass_lock_bounded())
+			return false;
+	} else {
+		pass_lock();
+	}
+	if (mode != RUN_TRY)
+		drain();
+	if (fn)
+		fn(arg);
+	drain_and_unlock();
+	return true;
 }
 
 static bool lazy_ready(void);
@@ -456,7 +517,7 @@ static void register_atfork(void);
 /* Set in a forked child: see atfork_child. */
 static bool g_forked_child;
 
-/* A pass that was asked for and not run, run now the loader's way round. */
+/* A pass that was asked for and not run, run now if nobody is running one. */
 static void run_pending(void)
 {
 	if (!g_forked_child && __atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) &&
@@ -465,19 +526,14 @@ static void run_pending(void)
 }
 
 /*
- * The API's readers (stats, objects): our lock alone, outside
- * dl_iterate_phdr, held only while the table is copied out.  A pass that
- * was asked for runs first (through dl_iterate_phdr, never waiting), and
- * one asked for while we held the lock runs after it: RUN_TRY left it to
- * the holder, and a reader cannot run a pass with our lock held (the
- * loader's lock would then come second).  Living outside dl_iterate_phdr
- * matters for fork too: glibc does not reset its dl_iterate_phdr lock in a
- * child, so a thread of the parent that sat inside dl_iterate_phdr at the
- * fork leaves it taken for good there.
+ * The API's readers (stats, objects): the table lock alone, held only
+ * while the table is copied out.  A pass that was asked for runs first
+ * (if nobody runs one: never waiting), and one asked for while we held the
+ * lock runs after it.
  */
 static void read_locked(void (*fn)(void *), void *arg)
 {
-	if (lock_is_mine()) {
+	if (table_is_mine()) {
 		fn(arg);
 		return;
 	}
@@ -490,36 +546,51 @@ static void read_locked(void (*fn)(void *), void *arg)
 	}
 	run_pending();
 	register_atfork();   /* before the lock is ever taken: see atfork_child */
-	lock();
+	table_lock();
 	fn(arg);
-	unlock();
+	table_unlock();
 	run_pending();
 }
 
 /*
- * fork: nothing is held across it (holding our lock there made threads
- * queue up inside dl_iterate_phdr for it, and a child of such a fork finds
- * glibc's dl_iterate_phdr lock taken for good).  The child checks instead:
- * our lock taken at the fork means a thread that does not exist there was
- * half-way through a pass — the table cannot be trusted, so the child
- * starts with an empty one, a fresh lock and no more passes of its own
- * but those its own dlopen/dlclose/enormoustext_refresh ask for; readers
- * never run a pending pass in a child (the parent's request is not its own,
- * and that dl_iterate_phdr could be the one left locked).
+ * fork: nothing of ours is held across it by a thread that is not the
+ * forking one, unless a pass or a reader was running then.  The child
+ * checks: a lock taken at the fork by a thread that does not exist there
+ * means a pass (or a reader) was half-way — the table cannot be trusted,
+ * so the child starts with an empty one, fresh locks and no more passes of
+ * its own but those its own dlopen/dlclose/enormoustext_refresh ask for;
+ * readers never run a pending pass in a child (the parent's request is
+ * not its own).  The loader's lock itself is never held across a fork by
+ * a pass of ours (runtime/loader.c).
  */
 static void atfork_child(void)
 {
 	g_forked_child = true;
 	__atomic_store_n(&g_pending, 0, __ATOMIC_RELEASE);
-	if (lock_is_mine())
-		return;   /* forked from inside a pass: the same thread goes on */
-	if (pthread_mutex_trylock(&g_lock) == 0) {
-		unlock();
-		return;
+	/* (a flag can be clear with its mutex still locked: a thread forked
+	 * from between the two; the mutex itself tells) */
+	bool pass_held = false, table_held = false;
+	if (!pass_is_mine()) {
+		pass_held = pthread_mutex_trylock(&g_pass) != 0;
+		if (!pass_held)
+			pthread_mutex_unlock(&g_pass);
 	}
+	if (!table_is_mine()) {
+		table_held = pthread_mutex_trylock(&g_table) != 0;
+		if (!table_held)
+			pthread_mutex_unlock(&g_table);
+	}
+	if (!pass_held && !table_held)
+		return;
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-	memcpy(&g_lock, &fresh, sizeof fresh);
-	__atomic_store_n(&g_lock_held, 0, __ATOMIC_RELEASE);
+	if (pass_held) {
+		memcpy(&g_pass, &fresh, sizeof fresh);
+		__atomic_store_n(&g_pass_held, 0, __ATOMIC_RELEASE);
+	}
+	if (table_held) {
+		memcpy(&g_table, &fresh, sizeof fresh);
+		__atomic_store_n(&g_table_held, 0, __ATOMIC_RELEASE);
+	}
 	g_run.nobjs = 0;
 	g_run.reason = ET_R_FORKED;
 }
@@ -661,7 +732,7 @@ void et_after_dlmopen(const struct link_map *head)
 {
 	if (!lazy_ready() || et_other.refresh || !__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
 		return;
-	/* Never wait here (see g_lock): when a pass is running, this
+	/* Never wait here (see THE LOCK ORDER): when a pass is running, this
 	 * namespace's objects are left as they are. */
 	run_locked(dlmopen_pass, (void *)head, RUN_TRY);
 }
@@ -684,8 +755,21 @@ struct et_run *et_pass_state(void)
 
 /* The quick start-up (nothing to move, nothing to say): everything loaded
  * now has been looked at; the checks wait for the first dlopen. */
+static int counts_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)arg;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+		g_seen_adds = info->dlpi_adds;
+		g_seen_subs = info->dlpi_subs;
+	}
+	return 1;
+}
+
 void et_pass_start_quick(void)
 {
+	/* the loader's counts read without a fork gate's handlers (their
+	 * registration is a cost every process of a preloaded tree would pay):
+	 * one short walk at start-up, before the program's threads */
 	dl_iterate_phdr(counts_cb, NULL);
 	g_run.quick_lazy = true;
 	__atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
@@ -718,7 +802,7 @@ void et_pass_read(void (*fn)(const struct et_run *, void *), void *arg)
 
 static void refresh_locked(void *arg)
 {
-	/* lock_and_drain has run what was pending; one more pass for what
+	/* run_locked has run what was pending; one more pass for what
 	 * the caller loaded without telling us (or through the loader's own
 	 * dlopen, see dlhooks.c): it is skipped when the loader's counts did
 	 * not move. */
@@ -739,10 +823,11 @@ int et_pass_refresh(void)
 		return et_other.refresh();
 	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
 		return 0;
-	if (lock_is_mine())
+	if (pass_is_mine() || table_is_mine())
 		return -EDEADLK;
 	int n = 0;
-	run_locked(refresh_locked, &n, RUN_WAIT);
+	if (!run_locked(refresh_locked, &n, RUN_WAIT_API))
+		return -EAGAIN;
 	return n;
 }
 
@@ -754,7 +839,18 @@ struct range_ctx {
 	int moved;
 };
 
-/* Inside dl_iterate_phdr like every pass: nothing is unmapped meanwhile. */
+struct range_subs {
+	unsigned long long subs;
+};
+
+static void range_subs_locked(void *arg, unsigned long long adds, unsigned long long subs)
+{
+	(void)adds;
+	((struct range_subs *)arg)->subs = subs;
+}
+
+/* A pass like the others: the swaps happen under the loader's lock, and
+ * only if it has unloaded nothing since this began. */
 static void range_locked(void *arg)
 {
 	struct range_ctx *c = arg;
@@ -768,8 +864,15 @@ static void range_locked(void *arg)
 	obj.segs[0].flags = PF_R_FLAG | PF_X_FLAG;
 	obj.skip = ET_R_NONE;
 	et_strlcpy(obj.path, "(range)", sizeof obj.path);
+	const char *why = NULL;
+	if (et_sandbox_blocks(&why)) {
+		c->moved = -EPERM;
+		return;
+	}
+	struct range_subs rs = { ET_LOADER_SUBS_UNKNOWN };
+	et_loader_locked(range_subs_locked, &rs);
 	struct et_run pass = { .opt = g_run.opt, .si = g_run.si, .objs = &obj, .nobjs = 1,
-	                       .again = true, .t0_ns = et_now_ns() };
+	                       .again = true, .t0_ns = et_now_ns(), .loader_subs = rs.subs };
 	pass.opt.include = pass.opt.exclude = NULL;
 	pass.opt.min_bytes = 0;
 	pass.opt.prime = false;
@@ -786,9 +889,10 @@ int et_pass_range(const void *start, size_t len)
 		return -EAGAIN;
 	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) || et_other.stats)
 		return -EPERM;
-	if (lock_is_mine())
+	if (pass_is_mine() || table_is_mine())
 		return -EDEADLK;
 	struct range_ctx c = { start, len, 0 };
-	run_locked(range_locked, &c, RUN_WAIT);
+	if (!run_locked(range_locked, &c, RUN_WAIT_API))
+		return -EAGAIN;
 	return c.moved;
 }

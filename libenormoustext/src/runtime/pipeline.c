@@ -9,8 +9,9 @@
  * kept for the passes after dlopen).
  * May call: core (plan, sysinfo, smaps, profile), runtime stages (verify,
  * remap, report).
- * Never: takes a lock (the caller, runtime/pass.c, holds the one lock and
- * the loader's); looks at the object table beyond the pass's objects.
+ * Never: takes a lock (the caller, runtime/pass.c, holds the pass lock;
+ * the remap stage takes the loader's for its swaps); looks at the object
+ * table beyond the pass's objects.
  */
 #include "runtime/pipeline.h"
 
@@ -21,6 +22,7 @@
 #include "core/util.h"
 #include "runtime/remap.h"
 #include "runtime/report.h"
+#include "runtime/sandbox.h"
 #include "runtime/verify.h"
 
 #include <errno.h>
@@ -206,7 +208,7 @@ void et_pipeline_run(struct et_run *run)
 	/* Each pass: the policy may have changed, the pool certainly has. */
 	et_sysinfo_read_policy(&run->si, "/");
 	struct et_smaps sm;
-	int smerr = et_smaps_read(&sm, "/proc/self/smaps");
+	int smerr = et_smaps_read_self(&sm);
 	const struct et_smaps *smp = smerr ? NULL : &sm;
 	/* Without smaps nothing can be checked, so nothing moves: say why
 	 * (working memory, or the file), not "not a plain mapping". */
@@ -260,7 +262,26 @@ void et_pipeline_run(struct et_run *run)
 	enum et_backend chain[4];
 	const char *why = NULL;
 	int nchain = et_backend_chain(&run->si, run->opt.backend, chain, &why);
-	if (nchain == 0) {
+	/* memory-deny-write-execute: no copy can be made executable; only the
+	 * file backend is tried, and what it cannot take says why */
+	bool mdwe = false;
+	if (nchain > 0 && et_sandbox_mdwe()) {
+		int kept = 0;
+		for (int c = 0; c < nchain; c++)
+			if (chain[c] == ET_BACKEND_FILE)
+				chain[kept++] = chain[c];
+		mdwe = kept < nchain;
+		nchain = kept;
+		if (mdwe) {
+			run->reason = ET_R_MDWE;
+			run->reason_detail = "prctl(PR_SET_MDWE) or MemoryDenyWriteExecute=";
+		}
+	}
+	if (nchain == 0 && mdwe) {
+		for (size_t j = 0; j < run->nwins; j++)
+			if (run->wins[j].candidate)
+				run->wins[j].reason = ET_R_MDWE;
+	} else if (nchain == 0) {
 		for (size_t j = 0; j < run->nwins; j++)
 			if (run->wins[j].candidate)
 				run->wins[j].reason = ET_R_NO_BACKEND;
@@ -271,6 +292,9 @@ void et_pipeline_run(struct et_run *run)
 		run->reason_detail = why;
 	} else {
 		et_remap_all(run, chain, nchain);
+		for (size_t j = 0; mdwe && j < run->nwins; j++)
+			if (run->wins[j].candidate && !run->wins[j].remapped)
+				run->wins[j].reason = ET_R_MDWE;
 	}
 	ET_MARK(run, "remap");
 	et_verify(run);
@@ -283,8 +307,12 @@ void et_pipeline_run(struct et_run *run)
 	for (size_t i = 0; i < run->nobjs; i++) {
 		struct et_object *o = &run->objs[i];
 		o->paced = false;
-		for (uint32_t k = 0; k < o->nwindows; k++)
-			o->paced |= run->wins[o->first_window + k].reason == ET_R_PACED;
+		/* waiting for a later piece, or left for a later pass (objects
+		 * were unloaded meanwhile; the worker stood down): run again */
+		for (uint32_t k = 0; k < o->nwindows; k++) {
+			enum et_reason r = run->wins[o->first_window + k].reason;
+			o->paced |= r == ET_R_PACED || r == ET_R_UNLOADED || r == ET_R_STOOD_DOWN;
+		}
 		for (uint32_t k = 0; o->paced && k < o->nwindows; k++)
 			if (run->wins[o->first_window + k].remapped)
 				moved_add(run->wins[o->first_window + k].addr, run->wins[o->first_window + k].backend);

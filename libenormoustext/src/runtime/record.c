@@ -8,7 +8,8 @@
  * samples to the objects loaded at exit.
  * May call: core (profile: the format is written by its one writer;
  * outfile: how the file is written; log, util), os (perf events, timers,
- * mappings), runtime/objects (the objects loaded at exit).
+ * mappings), runtime/objects (the objects loaded at exit),
+ * runtime/sandbox (it stops when a seccomp filter goes in).
  * Never: allocates with malloc on the sampling path or in the signal
  * handler; writes a profile line itself; lets its signal reach a program
  * that has a SIGPROF disposition of its own.
@@ -48,6 +49,7 @@
 #include "core/outfile.h"
 #include "core/util.h"
 #include "runtime/objects.h"
+#include "runtime/sandbox.h"
 #include "os/os.h"
 
 #include <errno.h>
@@ -73,7 +75,6 @@
 
 #ifdef ET_HAVE_PERF
 #include <linux/perf_event.h>
-#include <sys/ioctl.h>
 
 #include "os/perf_attr.h"
 #endif
@@ -105,8 +106,18 @@ void et_record_forget(void)
 /* ---- sampling with perf_event_open ------------------------------------ */
 
 #ifdef ET_HAVE_PERF
+/*
+ * No descriptor is kept.  Each event's descriptor is closed as soon as its
+ * ring is mapped: the mapping holds the event (a mapping holds its file),
+ * so the event samples on until the ring is unmapped, and nothing is ever
+ * done later with a number the program may have been handed since — a
+ * program that calls closefrom(3) and opens its output file gets that
+ * very number (a daemon, sshd), and an ioctl or close of "ours" would act
+ * on its file.  The samples are read without stopping the event: up to
+ * the head read once, while the kernel writes only past it (the ring is
+ * mapped writable, so it never overwrites what is not read).
+ */
 struct rring {
-	int fd;
 	struct perf_event_mmap_page *meta;
 	size_t len;
 };
@@ -114,12 +125,11 @@ struct rring {
 static struct rring g_rings[REC_MAX_CPUS];
 static int g_nrings;
 
+/* Unmapping a ring ends its event (the last reference to its file). */
 static void perf_close(void)
 {
-	for (int i = 0; i < g_nrings; i++) {
+	for (int i = 0; i < g_nrings; i++)
 		et_os_unmap(g_rings[i].meta, g_rings[i].len);
-		close(g_rings[i].fd);
-	}
 	g_nrings = 0;
 }
 
@@ -158,12 +168,11 @@ static int perf_start(void)
 			len = (pages + 1) * (size_t)pg;
 			m = et_os_map_shared(len, (int)fd);
 		}
-		if (m == MAP_FAILED) {
-			err = errno;
-			close((int)fd);
+		err = m == MAP_FAILED ? errno : 0;
+		close((int)fd);   /* the mapping keeps the event: see struct rring */
+		if (err)
 			break;
-		}
-		g_rings[g_nrings++] = (struct rring){ (int)fd, m, len };
+		g_rings[g_nrings++] = (struct rring){ m, len };
 	}
 	if (err || g_nrings == 0) {
 		perf_close();
@@ -175,18 +184,20 @@ static int perf_start(void)
 /* The samples of this process, into a new scratch array (*cap entries). */
 static uint64_t *perf_collect(size_t *n_out, size_t *cap_out, uint64_t *lost_out)
 {
-	for (int i = 0; i < g_nrings; i++)
-		ioctl(g_rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	/* each ring's head, read once: what lies before it is complete */
+	uint64_t heads[REC_MAX_CPUS];
 	size_t cap = 0;
-	for (int i = 0; i < g_nrings; i++)
-		cap += (g_rings[i].meta->data_head - g_rings[i].meta->data_tail) / 24 + 1;
+	for (int i = 0; i < g_nrings; i++) {
+		heads[i] = __atomic_load_n(&g_rings[i].meta->data_head, __ATOMIC_ACQUIRE);
+		cap += (heads[i] - g_rings[i].meta->data_tail) / 24 + 1;
+	}
 	uint64_t *ips = et_scratch_alloc(cap * sizeof(uint64_t));
 	size_t n = 0;
 	uint64_t lost = 0;
 	for (int i = 0; i < g_nrings && ips; i++) {
 		struct perf_event_mmap_page *meta = g_rings[i].meta;
 		const char *data = (const char *)meta + meta->data_offset;
-		uint64_t size = meta->data_size, head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+		uint64_t size = meta->data_size, head = heads[i];
 		for (uint64_t t = meta->data_tail; t < head;) {
 			struct perf_event_header h;
 			char rec[64];
@@ -245,6 +256,7 @@ static uint64_t g_tcount;       /* samples offered; those past TIMER_CAP are los
 static int g_tslots[TIMER_SLOTS];   /* kernel timer id + 1 of each sampled thread; 0 free */
 static int g_inflight;          /* handlers running now */
 static char g_timer_tag;        /* its sigev_value, to tell its signals from a kill() */
+static bool g_handler_ours;     /* SIGPROF's disposition is on_sigprof, not one the program set */
 static pthread_key_t g_tkey;
 
 #ifdef ET_HAVE_PC
@@ -363,6 +375,7 @@ static int timer_start(const char **why)
 		g_tbuf = NULL;
 		return e;
 	}
+	__atomic_store_n(&g_handler_ours, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&g_timer_on, true, __ATOMIC_RELEASE);
 	int e = thread_timer_arm();
 	if (e != 0) {
@@ -382,39 +395,31 @@ bool et_record_threads_sampled(void)
 	return __atomic_load_n(&g_timer_on, __ATOMIC_ACQUIRE);
 }
 
-struct thread_start {
-	void *(*fn)(void *);
-	void *arg;
-};
-
-/* pthread_create (interpose/signals.c) starts threads here while the timer
- * samples: each thread gets a timer of its own before it runs its code. */
-void *et_record_thread_start(void *p)
+/* pthread_create (interpose/signals.c) starts threads through here while
+ * the timer samples: each thread gets a timer of its own before it runs
+ * its code. */
+void et_record_thread_begins(void)
 {
-	struct thread_start ts = *(struct thread_start *)p;
-	free(p);
 	if (__atomic_load_n(&g_timer_on, __ATOMIC_ACQUIRE))
 		thread_timer_arm();
-	return ts.fn(ts.arg);
-}
-
-void *et_record_thread_wrap(void *(*fn)(void *), void *arg)
-{
-	struct thread_start *ts = malloc(sizeof *ts);
-	if (ts) {
-		ts->fn = fn;
-		ts->arg = arg;
-	}
-	return ts;
 }
 
 /* The program sets a SIGPROF disposition of its own (interpose/signals.c):
  * its handler would take our signals, or its SIG_DFL be killed by them.
  * The timers stop first; the samples so far are written at exit. */
+bool et_record_sigprof_hidden(void)
+{
+	return __atomic_load_n(&g_handler_ours, __ATOMIC_ACQUIRE);
+}
+
 void et_record_sigprof_change(const void *handler)
 {
 #ifdef ET_HAVE_PC
-	if (handler == (const void *)on_sigprof || !__atomic_load_n(&g_timer_on, __ATOMIC_ACQUIRE))
+	if (handler == (const void *)on_sigprof)
+		return;
+	/* from now on the disposition is the program's */
+	__atomic_store_n(&g_handler_ours, false, __ATOMIC_RELEASE);
+	if (!__atomic_load_n(&g_timer_on, __ATOMIC_ACQUIRE))
 		return;
 	timers_stop();
 	et_log(1, "ENORMOUSTEXT_RECORD: the program sets its own SIGPROF disposition: sampling stops here");
@@ -442,6 +447,18 @@ static uint64_t *timer_collect(size_t *n_out, uint64_t *lost_out)
 /* ENORMOUSTEXT_HOT=auto: the samples are for et_record_take_profile, not
  * for a file at exit. */
 static bool g_in_memory;
+
+/* runtime/sandbox.c: a seccomp filter goes in.  The timers stop now (their
+ * deletion at each thread's end is a call the filter may kill for), and
+ * nothing is written at exit (opening and renaming the profile are too). */
+static void sandbox_entering(const char *what)
+{
+	if (!g_on)
+		return;
+	timers_stop();
+	et_log(1, "%s: %s: sampling stops; no profile is written", g_in_memory ? "ENORMOUSTEXT_HOT=auto" :
+	       "ENORMOUSTEXT_RECORD", what);
+}
 
 void et_record_start(const char *tmpl)
 {
@@ -483,6 +500,7 @@ void et_record_start(const char *tmpl)
 	}
 	g_pid = getpid();
 	g_on = true;
+	et_sandbox_on_entering(sandbox_entering);
 	/* a forked child shares the buffers' mappings but not the samples (and
 	 * has no timer: POSIX timers are not inherited) */
 	pthread_atfork(NULL, NULL, et_record_forget);
@@ -589,7 +607,9 @@ static void write_objects(struct et_prof_writer *w, const uint64_t *ips, size_t 
 		char exe[4096];
 		const char *path = o->path;
 		if (o->is_main && !path[0]) {
-			ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+			ssize_t l = readlink("/proc/thread-self/exe", exe, sizeof exe - 1);
+			if (l <= 0)
+				l = readlink("/proc/self/exe", exe, sizeof exe - 1);
 			exe[l > 0 ? l : 0] = '\0';
 			path = exe;
 		}
@@ -635,7 +655,7 @@ static void write_objects(struct et_prof_writer *w, const uint64_t *ips, size_t 
 
 __attribute__((destructor)) static void et_record_finish(void)
 {
-	if (!g_on || getpid() != g_pid || g_in_memory)
+	if (!g_on || getpid() != g_pid || g_in_memory || et_sandbox_known())
 		return;
 	g_on = false;
 	size_t n, ips_len;
@@ -707,7 +727,7 @@ static void mem_flush(void *ctx)
 int et_record_take_profile(struct et_profile *p, size_t *samples)
 {
 	*samples = 0;
-	if (!g_on || !g_in_memory || getpid() != g_pid)
+	if (!g_on || !g_in_memory || getpid() != g_pid || et_sandbox_known())
 		return -ENODATA;
 	g_on = false;
 	size_t n, ips_len;

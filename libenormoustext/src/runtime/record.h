@@ -19,12 +19,14 @@ struct et_profile;
 ET_HIDDEN int et_record_take_profile(struct et_profile *p, size_t *samples);
 ET_HIDDEN void et_record_forget(void);   /* in a forked child: not its samples */
 /* The timer fallback's hooks (interpose/signals.c): whether new threads
- * need a timer; a start routine and its argument wrapped for
- * et_record_thread_start (NULL: no memory, start it as it is); a SIGPROF
- * disposition the program sets. */
+ * need a timer; first thing on such a new thread; a SIGPROF disposition
+ * the program sets. */
 ET_HIDDEN bool et_record_threads_sampled(void);
-ET_HIDDEN void *et_record_thread_wrap(void *(*fn)(void *), void *arg);
-ET_HIDDEN void *et_record_thread_start(void *wrapped);
+ET_HIDDEN void et_record_thread_begins(void);
 ET_HIDDEN void et_record_sigprof_change(const void *handler);
+/* Is SIGPROF's disposition the recorder's handler (the program never set
+ * one)?  Then the wrappers answer the program as if it were SIG_DFL, as it
+ * would be without the library. */
+ET_HIDDEN bool et_record_sigprof_hidden(void);
 
 #endif

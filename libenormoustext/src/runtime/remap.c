@@ -4,12 +4,25 @@
  * For each window [w, w + H) of executable text:
  *   1. prepare a replacement off to the side, H-aligned, read-write,
  *      huge pages asked for by the backend;
- *   2. copy the bytes of the window from memory (never from the file: the
- *      bytes in memory are the ones running);
+ *   2. copy the bytes of the window: from its file (the page cache), when
+ *      the verify stage found every page of the window still the file's —
+ *      then those are the very bytes in memory, and a probe's or a
+ *      debugger's int3 is never among them (a uprobe replaces the page in
+ *      the process, never the file's); from memory otherwise (anonymous
+ *      text given to the range API, a file no longer at its path), under
+ *      the loader's lock;
  *   3. mprotect the replacement read+execute — it is never writable and
  *      executable at once;
  *   4. check in /proc/self/smaps that the replacement is on a huge page;
- *   5. swap it in with one mremap(MREMAP_MAYMOVE | MREMAP_FIXED) onto w.
+ *   5. swap it in with one mremap(MREMAP_MAYMOVE | MREMAP_FIXED) onto w,
+ *      under the loader's lock, only if the loader has unloaded nothing
+ *      since the pass read its list (then w is still that object's text),
+ *      and only if every page of w is still the file's (a uprobe or a
+ *      breakpoint set meanwhile keeps its window where it is).
+ *
+ * Steps 1 to 4 run with no lock but the pass lock: the loader's lock is
+ * held for the swaps alone (runtime/loader.c: a child forked while it is
+ * held would wait for ever in its first dlopen).
  *
  * Windows are handled in rounds, one backend per round: every pending
  * window is staged in its own slot of one reservation, one smaps read
@@ -43,12 +56,20 @@
  * moves (libc's memcpy, this very code when linked statically), which is
  * safe only because nothing is ever unmapped before the swap.
  *
+ * Copies of a file's text are left out of core dumps (MADV_DONTDUMP): the
+ * bytes are the file's, which a debugger reads from the file, as it does
+ * for the mapping they replace (a core of a process with 60 MiB of copies
+ * would otherwise hold 60 MiB more).
+ *
  * Owns: staging, the rounds, the swap, the memory cgroup budget of a pass.
  * May call: core (memcg, smaps, log, util), os (every mapping change goes
- * through os/mm.c: et_os_swap is THE SWAP).
+ * through os/mm.c: et_os_swap is THE SWAP), runtime/loader (its lock, for
+ * the swaps and the copies from memory), runtime/defer (has the worker
+ * been asked to stand down?), runtime/sandbox (memory-deny-write-execute).
  * Never: makes a mapping writable and executable at once; unmaps or maps
- * over live text (only the one mremap replaces it); allocates; takes a
- * lock (the caller holds the pass lock and the loader's).
+ * over live text (only the one mremap replaces it); allocates; reads an
+ * object's memory without the loader's lock; holds that lock but for a
+ * swap or a copy from memory.
  */
 
 #include "runtime/remap.h"
@@ -58,6 +79,8 @@
 #include "core/smaps.h"
 #include "core/util.h"
 #include "os/os.h"
+#include "runtime/defer.h"
+#include "runtime/loader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +94,9 @@
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MADV_DONTDUMP
+#define MADV_DONTDUMP 16
 #endif
 /* The MAP_FIXED that was to fill window w's slot returned p, not the slot.
  * A failed MAP_FIXED may already have unmapped our reservation there: take
@@ -164,6 +190,63 @@ static void stage_file(struct et_run *run, struct et_window *w, uint64_t H, stru
 	w->staged = true;
 }
 
+/* A copy from memory, under the loader's lock (nothing is unloaded while
+ * it reads), only if the loader has unloaded nothing since the pass read
+ * its list. */
+struct mem_copy {
+	struct et_run *run;
+	char *dst;
+	const char *src;
+	size_t len;
+	bool done;
+};
+
+static void mem_copy_locked(void *arg, unsigned long long adds, unsigned long long subs)
+{
+	(void)adds;
+	struct mem_copy *m = arg;
+	if (m->run->loader_subs != ET_LOADER_SUBS_UNKNOWN && subs != m->run->loader_subs)
+		return;
+	memcpy(m->dst, m->src, m->len);
+	m->done = true;
+}
+
+/* Step 2 for [dst, dst + len), the window's bytes at src: from the file
+ * where the window has one (see the banner), else from memory.  0 or an
+ * errno (the reason set when it is not the file's fault). */
+static int copy_in(struct et_run *run, struct et_window *w, char *dst, const char *src, size_t len,
+                   struct file_cache *fc)
+{
+	if (w->inode) {
+		int fd = window_file(run, w, fc);
+		if (fd >= 0) {
+			uint64_t off = w->copy_off;
+			while (len > 0) {
+				ssize_t r = pread(fd, dst, len, (off_t)off);
+				if (r < 0 && errno == EINTR)
+					continue;
+				if (r <= 0)
+					return r < 0 ? errno : EIO;   /* shorter than it was mapped: cut since */
+				dst += r;
+				len -= (size_t)r;
+				off += (uint64_t)r;
+			}
+			return 0;
+		}
+		/* not at its path any more (replaced, deleted): from memory */
+		w->reason = ET_R_NONE;
+		w->err = 0;
+	}
+	struct mem_copy m = { run, dst, src, len, false };
+	et_loader_locked(mem_copy_locked, &m);
+	if (!m.done) {
+		w->reason = ET_R_UNLOADED;
+		run->unloaded = true;
+		return ESRCH;
+	}
+	return 0;
+}
+
 /* Steps 1 to 3 for one window.  On failure the slot is left as whatever it
  * became (it is unmapped with the rest of the round) and the reason set. */
 static void stage_one(struct et_run *run, struct et_window *w, uint64_t H, enum et_backend b,
@@ -208,11 +291,19 @@ static void stage_one(struct et_run *run, struct et_window *w, uint64_t H, enum 
 		w->err = errno;
 		return;
 	}
-	if (w->pad)     /* only the part mapped now; the rest stays zero */
-		memcpy((char *)slot + (w->copy_lo - w->addr), (const char *)(uintptr_t)w->copy_lo,
-		       w->copy_hi - w->copy_lo);
-	else
-		memcpy(slot, src, H);
+	/* padded: only the part mapped now; the rest stays zero */
+	const uint64_t lo = w->pad ? w->copy_lo : w->addr, hi = w->pad ? w->copy_hi : w->addr + H;
+	int e = copy_in(run, w, (char *)slot + (lo - w->addr), (const char *)src + (lo - w->addr), hi - lo, fc);
+	if (e) {
+		if (w->reason == ET_R_NONE) {
+			w->reason = ET_R_FILE_CHANGED;
+			w->err = e;
+		}
+		return;
+	}
+	/* the bytes are the file's: a core dump need not hold them */
+	if (w->inode)
+		(void)et_os_advise(slot, H, MADV_DONTDUMP);
 	if (et_os_protect(slot, H, (int)w->prot) != 0) {
 		w->reason = ET_R_NOMEM;
 		w->err = errno;
@@ -308,6 +399,83 @@ static void note_padding(struct et_object *o, const struct et_window *w, uint64_
 	}
 }
 
+struct swap_ctx {
+	struct et_run *run;
+	uint64_t H;
+	enum et_backend b;
+	int pagemap;       /* /proc/self/pagemap, or -1 */
+	bool any;
+};
+
+/*
+ * ====================================================================
+ *  Step 5: THE SWAP.  One mremap moves the huge replacement onto the
+ *  live text.  The kernel does it under the mmap write lock: every
+ *  thread sees either the old page tables or the new ones, the bytes
+ *  are identical, and there is no instant where [w, w+H) is unmapped.
+ *  If mremap fails, the old mapping is untouched.  Do not "simplify"
+ *  this into munmap + mmap or MAP_FIXED over the text: that opens a
+ *  hole that a running thread (or this code) would fall into.
+ *
+ *  Run with the loader's lock held (nothing is unloaded meanwhile), and
+ *  only if the loader has unloaded nothing since the pass read its list:
+ *  then every window still lies in the text of the object it was planned
+ *  for.  Each window's pages are checked once more just before: a uprobe
+ *  or a breakpoint set since the check before the copy (its page is then
+ *  a private copy) keeps its window where it is.
+ * ====================================================================
+ */
+static void swap_locked(void *arg, unsigned long long adds, unsigned long long subs)
+{
+	(void)adds;
+	struct swap_ctx *c = arg;
+	struct et_run *run = c->run;
+	const uint64_t H = c->H;
+	bool unloaded = run->loader_subs != ET_LOADER_SUBS_UNKNOWN && subs != run->loader_subs;
+	if (unloaded)
+		run->unloaded = true;
+	for (size_t j = 0; j < run->nwins; j++) {
+		struct et_window *w = &run->wins[j];
+		if (!w->slot || !w->staged)
+			continue;
+		uint64_t t = et_now_ns();
+		w->staged = false;
+		if (unloaded) {
+			w->reason = ET_R_UNLOADED;
+			w->err = 0;
+			continue;
+		}
+		const uint64_t lo = w->pad ? w->copy_lo : w->addr, hi = w->pad ? w->copy_hi : w->addr + H;
+		/* (a window read back from its file replaces our own copy, whose
+		 * pages are private by nature) */
+		if (w->inode && !w->repriming && et_os_pages_private_in(c->pagemap, lo, hi - lo)) {
+			w->reason = ET_R_PATCHED;
+			w->err = 0;
+			run->objs[w->object].elapsed_ns += et_now_ns() - t;
+			continue;
+		}
+		if (w->pad && !claim_free_parts(w)) {
+			run->objs[w->object].elapsed_ns += et_now_ns() - t;
+			continue;
+		}
+		void *p = et_os_swap((void *)(uintptr_t)w->slot, H, (void *)(uintptr_t)w->addr);
+		if (p == (void *)(uintptr_t)w->addr) {
+			w->remapped = true;
+			w->backend = c->b;
+			w->reason = ET_R_NONE;
+			w->err = 0;
+			if (w->pad)
+				note_padding(&run->objs[w->object], w, H);
+		} else {
+			w->reason = ET_R_MREMAP;
+			w->err = errno;
+			if (w->pad)
+				release_claims(w);
+		}
+		run->objs[w->object].elapsed_ns += et_now_ns() - t;
+	}
+}
+
 /* One backend over every pending window. */
 static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *pool_left)
 {
@@ -326,16 +494,23 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 	if ((uintptr_t)r + len > base + span)
 		et_os_unmap((void *)(base + span), (uintptr_t)r + len - (base + span));
 
-	/* Steps 1-3. */
+	/* Steps 1-3.  A worker asked to stand down stops here, between two
+	 * windows: those not staged stay as they are. */
 	size_t i = 0;
 	struct file_cache fc = { -1, 0, false };
 	for (size_t j = 0; j < run->nwins; j++) {
 		struct et_window *w = &run->wins[j];
 		if (!pending(w, b))
 			continue;
-		uint64_t t = et_now_ns();
 		w->slot = base + 2 * i * H;
 		i++;
+		if (et_defer_stop_asked()) {
+			w->staged = false;
+			w->reason = ET_R_STOOD_DOWN;
+			w->err = 0;
+			continue;
+		}
+		uint64_t t = et_now_ns();
 		stage_one(run, w, H, b, pool_left, &fc);
 		run->objs[w->object].elapsed_ns += et_now_ns() - t;
 	}
@@ -344,7 +519,7 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 
 	/* Step 4: one smaps read speaks for every slot. */
 	struct et_smaps sm;
-	int err = et_smaps_read(&sm, "/proc/self/smaps");
+	int err = et_smaps_read_self(&sm);
 	for (size_t j = 0; j < run->nwins; j++) {
 		struct et_window *w = &run->wins[j];
 		if (!w->slot || !w->staged)
@@ -361,44 +536,22 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 	if (!err)
 		et_smaps_free(&sm);
 
-	/*
-	 * ================================================================
-	 *  Step 5: THE SWAP.  One mremap moves the huge replacement onto the
-	 *  live text.  The kernel does it under the mmap write lock: every
-	 *  thread sees either the old page tables or the new ones, the bytes
-	 *  are identical, and there is no instant where [w, w+H) is unmapped.
-	 *  If mremap fails, the old mapping is untouched.  Do not "simplify"
-	 *  this into munmap + mmap or MAP_FIXED over the text: that opens a
-	 *  hole that a running thread (or this code) would fall into.
-	 * ================================================================
-	 */
-	for (size_t j = 0; j < run->nwins; j++) {
-		struct et_window *w = &run->wins[j];
-		if (!w->slot || !w->staged)
-			continue;
-		uint64_t t = et_now_ns();
-		if (w->pad && !claim_free_parts(w)) {
-			w->staged = false;
-			run->objs[w->object].elapsed_ns += et_now_ns() - t;
-			continue;
-		}
-		void *p = et_os_swap((void *)(uintptr_t)w->slot, H, (void *)(uintptr_t)w->addr);
-		if (p == (void *)(uintptr_t)w->addr) {
-			w->remapped = true;
-			w->backend = b;
-			w->reason = ET_R_NONE;
-			w->err = 0;
-			if (w->pad)
-				note_padding(&run->objs[w->object], w, H);
-		} else {
-			w->reason = ET_R_MREMAP;
-			w->err = errno;
-			if (w->pad)
-				release_claims(w);
-		}
-		w->staged = false;
-		run->objs[w->object].elapsed_ns += et_now_ns() - t;
+	/* Step 5, under the loader's lock (swap_locked). */
+	struct swap_ctx sc = { run, H, b, et_os_pagemap_open(), false };
+	if (et_defer_stop_asked()) {
+		for (size_t j = 0; j < run->nwins; j++)
+			if (run->wins[j].slot && run->wins[j].staged) {
+				run->wins[j].staged = false;
+				run->wins[j].reason = ET_R_STOOD_DOWN;
+			}
+	} else {
+		for (size_t j = 0; j < run->nwins && !sc.any; j++)
+			sc.any = run->wins[j].slot && run->wins[j].staged;
+		if (sc.any)
+			et_loader_locked(swap_locked, &sc);
 	}
+	if (sc.pagemap >= 0)
+		close(sc.pagemap);
 
 	/* Release what was not swapped, and the gaps.  A swapped slot's range
 	 * is no longer ours (another thread may have mapped something there

@@ -58,6 +58,7 @@ void et_verify_window(struct et_run *run, struct et_window *w, const struct et_s
 	if (v->inode != 0) {
 		/* what the file backend needs: the file and the offset */
 		w->file_off = v->offset + (w->addr - v->start);
+		w->copy_off = w->file_off;
 		w->inode = v->inode;
 		w->dev_major = v->dev_major;
 		w->dev_minor = v->dev_minor;
@@ -96,6 +97,12 @@ static void check_pad(struct et_run *run, struct et_window *w, const struct et_s
 	}
 	w->copy_lo = lo;
 	w->copy_hi = hi;
+	/* the text part's file, for the copy (never the file backend: the
+	 * window is not all the file's) */
+	w->copy_off = v->offset + (lo - v->start);
+	w->inode = v->inode;
+	w->dev_major = v->dev_major;
+	w->dev_minor = v->dev_minor;
 	/* the rest: [W, lo) and [hi, E) */
 	int nclaim = 0;
 	const uint64_t part_lo[2] = { W, hi }, part_hi[2] = { lo, E };
@@ -173,7 +180,7 @@ void et_verify(struct et_run *run)
 {
 	const uint64_t H = run->si.pmd_size;
 	struct et_smaps sm;
-	if (et_smaps_read(&sm, "/proc/self/smaps") != 0) {
+	if (et_smaps_read_self(&sm) != 0) {
 		for (size_t j = 0; j < run->nwins; j++)
 			if (run->wins[j].remapped || run->wins[j].file_huge)
 				run->wins[j].reason = ET_R_UNVERIFIED;

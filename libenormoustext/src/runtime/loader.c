@@ -1,0 +1,166 @@
+/*
+ * runtime/loader.c — the loader's lock, as the library takes it.
+ *
+ * glibc holds its dl_load_write_lock around every dl_iterate_phdr
+ * callback, and also while dlclose (or a dlopen that failed) unmaps an
+ * object: code that runs inside a callback sees no object vanish.  But
+ * glibc (2.36) does not reset that lock in the child of a fork: a child
+ * forked while another thread sat inside dl_iterate_phdr finds it taken
+ * for good, and waits for ever in its first dlopen (or in anything else
+ * that walks the loader's list: an exception unwinding, dladdr).  So the
+ * library holds it as little as possible, and never across a fork:
+ *
+ *   - what needs it is short: reading the list of objects, and each swap
+ *     of a prepared window (a few microseconds); the copies, the page-cache
+ *     reads, the smaps reads are made outside it (runtime/pass.c,
+ *     runtime/remap.c);
+ *   - a fork waits for a callback of ours to end, and no callback of ours
+ *     starts while a fork is under way: pthread_atfork's prepare handler
+ *     raises the gate (g_forking) and waits for g_inside to fall; a
+ *     callback that finds the gate raised leaves at once and is run again
+ *     once the fork is done (both sides of the gate are sequentially
+ *     consistent, so one of the two always sees the other).  The wait is
+ *     bounded (ET_FORK_WAIT_NS): a fork never waits for ever because of us.
+ *
+ * musl holds no lock during the callbacks and never unmaps an object; the
+ * gate costs it nothing that matters.
+ *
+ * Owns: the gate, its fork handlers.
+ * May call: os (futex), libc's dl_iterate_phdr.
+ * Never: holds the loader's lock while it waits for anything but a fork
+ * to end; runs a callback that the gate has turned away.
+ */
+#include "runtime/loader.h"
+
+#include "os/os.h"
+
+#include <link.h>
+#include <pthread.h>
+#include <stddef.h>
+
+static int g_forking;       /* forks under way (their prepare handler ran, not their parent's) */
+static int g_inside;        /* a callback of ours runs: 1, else 0 (only one thread can be inside) */
+static pthread_t g_inside_owner;
+
+/* How long a fork waits for a callback of ours to end: far longer than
+ * any of them takes, short enough that a bug cannot hang a fork for good. */
+#define ET_FORK_WAIT_NS (5ull * 1000000000ull)
+
+static void fork_prepare(void)
+{
+	__atomic_add_fetch(&g_forking, 1, __ATOMIC_SEQ_CST);
+	/* the forking thread itself inside one of ours (a fork from a
+	 * callback cannot happen: ours call no program code) is not waited for */
+	uint64_t waited = 0;
+	while (__atomic_load_n(&g_inside, __ATOMIC_SEQ_CST) && waited < ET_FORK_WAIT_NS) {
+		et_os_futex_wait(&g_inside, 1, 1000000);
+		waited += 1000000;
+	}
+}
+
+static void fork_parent(void)
+{
+	__atomic_sub_fetch(&g_forking, 1, __ATOMIC_SEQ_CST);
+	et_os_futex_wake(&g_forking);
+}
+
+static void fork_child(void)
+{
+	/* only the forking thread exists here: no callback of ours runs */
+	__atomic_store_n(&g_forking, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&g_inside, 0, __ATOMIC_SEQ_CST);
+}
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static void register_now(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void et_loader_fork_safe(void)
+{
+	pthread_once(&g_once, register_now);
+}
+
+struct gated {
+	void (*fn)(void *, unsigned long long, unsigned long long);   /* once, or */
+	int (*cb)(struct dl_phdr_info *, size_t, void *);              /* for each object */
+	void *arg;
+	bool entered, turned_away;
+};
+
+static bool nested(void)
+{
+	return __atomic_load_n(&g_inside, __ATOMIC_ACQUIRE) && pthread_equal(g_inside_owner, pthread_self());
+}
+
+static int call(struct gated *g, struct dl_phdr_info *info, size_t size)
+{
+	if (!g->fn)
+		return g->cb(info, size, g->arg);
+	unsigned long long adds = ET_LOADER_SUBS_UNKNOWN, subs = ET_LOADER_SUBS_UNKNOWN;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+		adds = info->dlpi_adds;
+		subs = info->dlpi_subs;
+	}
+	g->fn(g->arg, adds, subs);
+	return 1;
+}
+
+static int gate_cb(struct dl_phdr_info *info, size_t size, void *a)
+{
+	struct gated *g = a;
+	if (!g->entered) {
+		__atomic_store_n(&g_inside, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&g_forking, __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&g_inside, 0, __ATOMIC_SEQ_CST);
+			et_os_futex_wake(&g_inside);
+			g->turned_away = true;
+			return 1;
+		}
+		g_inside_owner = pthread_self();
+		g->entered = true;
+	}
+	return call(g, info, size);
+}
+
+static int nested_cb(struct dl_phdr_info *info, size_t size, void *a)
+{
+	return call(a, info, size);
+}
+
+static void run_gated(struct gated *g)
+{
+	if (nested()) {
+		/* from inside a callback of ours: the lock is this thread's */
+		dl_iterate_phdr(nested_cb, g);
+		return;
+	}
+	for (;;) {
+		g->entered = g->turned_away = false;
+		dl_iterate_phdr(gate_cb, g);
+		if (g->entered) {
+			__atomic_store_n(&g_inside, 0, __ATOMIC_SEQ_CST);
+			et_os_futex_wake(&g_inside);
+		}
+		if (!g->turned_away)
+			return;
+		/* a fork is under way: let it finish, then go again */
+		int f;
+		while ((f = __atomic_load_n(&g_forking, __ATOMIC_SEQ_CST)) != 0)
+			et_os_futex_wait(&g_forking, f, 1000000);
+	}
+}
+
+void et_loader_locked(void (*fn)(void *, unsigned long long, unsigned long long), void *arg)
+{
+	et_loader_fork_safe();
+	struct gated g = { .fn = fn, .arg = arg };
+	run_gated(&g);
+}
+
+void et_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	struct gated g = { .cb = cb, .arg = arg };
+	run_gated(&g);
+}
