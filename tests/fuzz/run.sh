@@ -22,7 +22,7 @@ command -v "$CLANG" >/dev/null || { echo "SKIP [fuzz.$target]: clang not install
 mkdir "$W/corpus"
 case $target in
 profile)
-	srcs=("$here/fuzz_profile.c" "$src/core/profile.c" "$src/core/util.c" "$src/core/log.c" "$src/os/mm.c")
+	srcs=("$here/fuzz_profile.c" "$src/core/profile.c" "$src/core/util.c" "$src/core/log.c" "$src/os/mm.c" "$src/os/sys.c")
 	cp "$here"/corpus/* "$W/corpus/"
 	max_len=4096 ;;
 perfdata)

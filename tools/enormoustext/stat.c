@@ -199,6 +199,14 @@ static void print_text(FILE *out, const struct sproc *p, const struct stat_opts 
 			fprintf(out, " (%s of it in anonymous copies)", et_tool_size(a, sizeof a, x->copied));
 		fputc('\n', out);
 	}
+	/* a copy is anonymous memory: the kernel's uprobes attach to files */
+	bool copies = false;
+	for (size_t i = 0; i < p->nobjs && !copies; i++)
+		copies = p->objs[i].copied != 0;
+	if (copies)
+		fprintf(out, "  anonymous copies: a uprobe (perf probe, bpftrace, SystemTap) set on their text after the move\n"
+		             "  never fires there; ENORMOUSTEXT_EXCLUDE=OBJECT keeps an object traceable (zero-copy\n"
+		             "  windows keep their probes; one set before the move keeps its window where it is)\n");
 }
 
 static void kinds_json(struct et_json *j, uint64_t anon, uint64_t file, uint64_t shmem,

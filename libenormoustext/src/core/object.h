@@ -81,8 +81,11 @@ struct et_object {
 	uint64_t zero_copy_bytes;     /* huge straight from the file: nothing copied */
 	uint64_t padded_bytes;        /* zero fill added beyond the text in padded windows */
 	char *kinds;                  /* per window, what it became (et_window_kind), NUL-ended;
-	                                 a scratch mapping of kinds_len bytes, or NULL */
+	                                 a scratch mapping of kinds_len bytes, or NULL: then
+	                                 kinds_inline holds them (up to 63 windows: no mapping
+	                                 kept for the process's life, see runtime/report.c) */
 	size_t kinds_len;
+	char kinds_inline[64];
 	enum et_backend backend;      /* most used */
 	enum et_reason reason;        /* why something stayed small (the first reason) */
 	uint64_t reason_mask;         /* every reason a window stayed small (1 << reason) */
@@ -93,6 +96,9 @@ struct et_object {
 	 * 0: a new object) */
 	bool paced;
 	uint32_t replaces;
+	/* runtime/remap.c, at a swap after the loader unloaded something
+	 * since the pass read its list: this object is still loaded */
+	bool still_loaded;
 };
 
 #endif

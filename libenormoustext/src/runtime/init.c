@@ -315,7 +315,7 @@ __attribute__((constructor)) static void et_constructor(void)
 	bool text = run->opt.enabled && (run->opt.mode & ET_MODE_TEXT);
 
 	uint64_t max_seg = 0;
-	et_objects_collect(NULL, 0, &max_seg, &run->quick_text);
+	size_t nobjs = et_objects_collect(NULL, 0, &max_seg, &run->quick_text);
 	uint64_t floor = et_pmd_size_floor();
 	/* "quick": nothing to move now; "account": the user wants every object
 	 * described, which needs the whole pipeline anyway. */
@@ -386,6 +386,7 @@ __attribute__((constructor)) static void et_constructor(void)
 	if (run->opt.enabled && run->opt.defer_rate && !run->opt.defer_ns && !run->quick)
 		et_log(0, "ENORMOUSTEXT_DEFER_RATE paces the deferred worker, and ENORMOUSTEXT_DEFER is 0: ignored");
 	if (run->opt.enabled && run->opt.defer_ns && !run->quick) {
+		et_pass_reserve(nobjs + 8);
 		int e = et_defer_start(run->opt.defer_ns, start_and_report, et_pass_serve);
 		if (e == 0)
 			return;

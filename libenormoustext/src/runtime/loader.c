@@ -37,6 +37,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <time.h>
 
 static int g_forking;       /* forks under way (their prepare handler ran, not their parent's) */
 static int g_inside;        /* a callback of ours runs: 1, else 0 (only one thread can be inside) */
@@ -82,6 +83,23 @@ void et_loader_fork_safe(void)
 	pthread_once(&g_once, register_now);
 }
 
+/* When a thread began to wait for the loader's lock to run a callback of
+ * ours (0: none waits): see et_loader_stalled. */
+static uint64_t g_wait_since;
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+bool et_loader_stalled(uint64_t ns)
+{
+	uint64_t since = __atomic_load_n(&g_wait_since, __ATOMIC_ACQUIRE);
+	return since && now_ns() - since > ns;
+}
+
 struct gated {
 	void (*fn)(void *, unsigned long long, unsigned long long);   /* once, or */
 	int (*cb)(struct dl_phdr_info *, size_t, void *);              /* for each object */
@@ -111,6 +129,7 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *a)
 {
 	struct gated *g = a;
 	if (!g->entered) {
+		__atomic_store_n(&g_wait_since, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&g_inside, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&g_forking, __ATOMIC_SEQ_CST)) {
 			__atomic_store_n(&g_inside, 0, __ATOMIC_SEQ_CST);
@@ -138,7 +157,9 @@ static void run_gated(struct gated *g)
 	}
 	for (;;) {
 		g->entered = g->turned_away = false;
+		__atomic_store_n(&g_wait_since, now_ns(), __ATOMIC_RELEASE);
 		dl_iterate_phdr(gate_cb, g);
+		__atomic_store_n(&g_wait_since, 0, __ATOMIC_RELEASE);
 		if (g->entered) {
 			__atomic_store_n(&g_inside, 0, __ATOMIC_SEQ_CST);
 			et_os_futex_wake(&g_inside);

@@ -27,6 +27,10 @@ ET_HIDDEN void et_loader_locked(void (*fn)(void *arg, unsigned long long adds, u
  * objects uses it, before any thread, in every process.) */
 struct dl_phdr_info;
 ET_HIDDEN void et_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
+/* Has a thread been waiting more than ns for the loader's lock, to run a
+ * callback of ours?  (Then the lock is held long by someone: maybe the
+ * caller, from inside a dl_iterate_phdr callback of the program's.) */
+ET_HIDDEN bool et_loader_stalled(uint64_t ns);
 /* Before the lock can be taken in a process that may fork: the fork
  * handlers (once; cheap after). */
 ET_HIDDEN void et_loader_fork_safe(void);

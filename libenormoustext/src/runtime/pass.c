@@ -74,15 +74,24 @@ static void pass_taken(void)
 	__atomic_store_n(&g_pass_held, 1, __ATOMIC_RELEASE);
 }
 
+/* Threads waiting for the pass lock (the worker, refresh, range): those
+ * that only try it (after dlopen) leave it to them, and their request with
+ * it (g_pending: the waiter runs what is pending first) — else a process
+ * that dlopens and dlcloses without pause would keep the lock changing
+ * hands among the triers, and a waiter would wait for ever. */
+static int g_pass_waiters;
+
 static void pass_lock(void)
 {
+	__atomic_add_fetch(&g_pass_waiters, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_lock(&g_pass);
+	__atomic_sub_fetch(&g_pass_waiters, 1, __ATOMIC_ACQ_REL);
 	pass_taken();
 }
 
 static bool pass_trylock(void)
 {
-	if (pthread_mutex_trylock(&g_pass) != 0)
+	if (__atomic_load_n(&g_pass_waiters, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&g_pass) != 0)
 		return false;
 	pass_taken();
 	return true;
@@ -96,10 +105,43 @@ static bool pass_lock_bounded(void)
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += (time_t)(ET_PASS_WAIT_NS / 1000000000ull);
-	if (pthread_mutex_timedlock(&g_pass, &until) != 0)
+	__atomic_add_fetch(&g_pass_waiters, 1, __ATOMIC_ACQ_REL);
+	int e = pthread_mutex_timedlock(&g_pass, &until);
+	__atomic_sub_fetch(&g_pass_waiters, 1, __ATOMIC_ACQ_REL);
+	if (e != 0)
 		return false;
 	pass_taken();
 	return true;
+}
+
+/*
+ * After dlopen, with no worker: the object is in the table when dlopen
+ * returns (the API says so at once), so the caller waits for whoever runs
+ * passes and then runs its own — unless that one is stuck waiting for the
+ * loader's lock for long: the caller may hold it (a dlopen from inside a
+ * dl_iterate_phdr callback of the program's), and then it leaves its
+ * request pending instead of waiting for ever.
+ */
+#define ET_POLITE_SLICE_NS 5000000ull
+#define ET_LOADER_STALL_NS 20000000ull
+static bool pass_lock_polite(void)
+{
+	__atomic_add_fetch(&g_pass_waiters, 1, __ATOMIC_ACQ_REL);
+	bool got = false;
+	while (!got) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		uint64_t ns = (uint64_t)until.tv_nsec + ET_POLITE_SLICE_NS;
+		until.tv_sec += (time_t)(ns / 1000000000ull);
+		until.tv_nsec = (long)(ns % 1000000000ull);
+		got = pthread_mutex_timedlock(&g_pass, &until) == 0;
+		if (!got && et_loader_stalled(ET_LOADER_STALL_NS))
+			break;
+	}
+	__atomic_sub_fetch(&g_pass_waiters, 1, __ATOMIC_ACQ_REL);
+	if (got)
+		pass_taken();
+	return got;
 }
 
 static void pass_unlock(void)
@@ -457,24 +499,33 @@ static void write_report(struct et_run *run)
 	et_report_write(run);   /* logs a failure itself, naming the path and why */
 }
 
-/* Every pass asked for while we held the pass lock, then let go of it; a
- * request made after the last look is run here too (see g_pending). */
-static void drain(void)
+/* The passes asked for while we held the pass lock, then let go of it; a
+ * request made after the last look is run here too (see g_pending).  At
+ * most ET_DRAIN_PASSES in one go: the loader's lock is not held during a
+ * pass, so threads that dlopen and dlclose without pause would ask for one
+ * more each time, and the thread holding the pass lock (in its own dlopen,
+ * or refresh waiting for the lock) would never get out.  What is still
+ * asked for is run by the next dlopen, refresh, reader or worker round. */
+#define ET_DRAIN_PASSES 4
+static unsigned drain(unsigned budget)
 {
 	bool changed = false;
-	while (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) && !et_defer_stop_asked() &&
-	       __atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
+	while (budget > 0 && __atomic_load_n(&g_active, __ATOMIC_ACQUIRE) && !et_defer_stop_asked() &&
+	       __atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL)) {
 		changed |= process_new(&g_run, NULL) > 0;
+		budget--;
+	}
 	if (changed && g_run.opt.report)
 		write_report(&g_run);
+	return budget;
 }
 
-static void drain_and_unlock(void)
+static void drain_and_unlock(unsigned budget)
 {
 	for (;;) {
-		drain();
+		budget = drain(budget);
 		pass_unlock();
-		if (!__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) || !pass_trylock())
+		if (!budget || !__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) || !pass_trylock())
 			return;
 	}
 }
@@ -483,7 +534,7 @@ static void drain_and_unlock(void)
  * what was asked for; RUN_WAIT (start-up, the worker): wait for it, and
  * first run what is pending; RUN_WAIT_API (refresh, range): the same,
  * waiting at most ET_PASS_WAIT_NS. */
-enum run_mode { RUN_WAIT, RUN_WAIT_API, RUN_TRY };
+enum run_mode { RUN_WAIT, RUN_WAIT_API, RUN_TRY, RUN_AFTER_DLOPEN };
 
 /* Run fn(arg) with the pass lock held.  From inside a pass (the lock
  * already this thread's), fn just runs.  Returns whether fn ran. */
@@ -497,17 +548,21 @@ static bool run_locked(void (*fn)(void *), void *arg, enum run_mode mode)
 	if (mode == RUN_TRY) {
 		if (!pass_trylock())
 			return false;
+	} else if (mode == RUN_AFTER_DLOPEN) {
+		if (!pass_lock_polite())
+			return false;
 	} else if (mode == RUN_WAIT_API) {
 		if (!pass_lock_bounded())
 			return false;
 	} else {
 		pass_lock();
 	}
-	if (mode != RUN_TRY)
-		drain();
+	unsigned budget = ET_DRAIN_PASSES;
+	if (mode != RUN_TRY && mode != RUN_AFTER_DLOPEN)
+		budget = drain(budget);
 	if (fn)
 		fn(arg);
-	drain_and_unlock();
+	drain_and_unlock(budget);
 	return true;
 }
 
@@ -657,7 +712,7 @@ void et_after_dlopen(void)
 	/* ENORMOUSTEXT_DEFER: the worker runs the pass, off this dlopen */
 	if (et_defer_poke())
 		return;
-	run_locked(NULL, NULL, RUN_TRY);   /* drains g_pending, or the holder will */
+	run_locked(NULL, NULL, RUN_AFTER_DLOPEN);   /* drains g_pending (or leaves it, see pass_lock_polite) */
 }
 
 /* The deferred worker's service (runtime/defer.c): what was asked for. */
@@ -747,6 +802,13 @@ static void startup_pass(void *arg)
 }
 
 /* ------------------------------------------------------- for init.c, api.c */
+
+void et_pass_reserve(size_t nobjs)
+{
+	table_lock();
+	(void)table_reserve(&g_run, nobjs);
+	table_unlock();
+}
 
 struct et_run *et_pass_state(void)
 {

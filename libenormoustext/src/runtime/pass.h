@@ -15,6 +15,10 @@
 ET_HIDDEN struct et_run *et_pass_state(void);
 /* A quick start-up: nothing to move now; the checks wait for a dlopen. */
 ET_HIDDEN void et_pass_start_quick(void);
+/* Room in the table for nobjs objects, now: for a pass that runs later
+ * (ENORMOUSTEXT_DEFER), whose table would otherwise be address space
+ * taken after the program may have lowered RLIMIT_AS to what it had. */
+ET_HIDDEN void et_pass_reserve(size_t nobjs);
 /* The start-up pass over every loaded object (waits for the lock). */
 ET_HIDDEN void et_pass_start(void);
 /* Run the passes asked for after dlopen/dlclose (the deferred worker). */

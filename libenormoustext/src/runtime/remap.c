@@ -84,6 +84,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <string.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -190,11 +191,64 @@ static void stage_file(struct et_run *run, struct et_window *w, uint64_t H, stru
 	w->staged = true;
 }
 
+/*
+ * Is window w still the text the pass planned it as?  Called with the
+ * loader's lock held, with `subs` the loader's count of objects removed
+ * now.  Yes when the loader has removed nothing since the pass read its
+ * list (run->loader_subs).  Otherwise, yes when w's object is still
+ * loaded (the loader unmaps an object only when it unloads it: a loaded
+ * object's mappings are its own) and the file at its path is still the one
+ * its window maps (an object unloaded and loaded again at the same place
+ * from a file replaced meanwhile is not the same text).  Objects found
+ * through a dlmopen namespace's link maps are not looked for: no.
+ */
+struct presence {
+	struct et_run *run;
+};
+
+static int mark_loaded(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct et_run *run = ((struct presence *)arg)->run;
+	for (size_t i = 0; i < run->nobjs; i++) {
+		struct et_object *o = &run->objs[i];
+		if (!o->foreign && o->base == info->dlpi_addr && o->phdr == (uintptr_t)info->dlpi_phdr &&
+		    (o->is_main || !strcmp(o->path, info->dlpi_name ? info->dlpi_name : "")))
+			o->still_loaded = true;
+	}
+	return 0;
+}
+
+static bool g_presence_read;   /* still_loaded is up to date for this swap */
+
+static void read_presence(struct et_run *run)
+{
+	for (size_t i = 0; i < run->nobjs; i++)
+		run->objs[i].still_loaded = false;
+	struct presence p = { run };
+	et_loader_iterate(mark_loaded, &p);   /* nested: the lock is this thread's */
+	g_presence_read = true;
+}
+
+static bool still_planned(struct et_run *run, const struct et_window *w, unsigned long long subs)
+{
+	if (run->loader_subs == ET_LOADER_SUBS_UNKNOWN || subs == run->loader_subs)
+		return true;
+	if (!g_presence_read)
+		read_presence(run);
+	const struct et_object *o = &run->objs[w->object];
+	if (!o->still_loaded)
+		return false;
+	struct stat st;
+	return !w->inode || (o->path[0] && stat(o->path, &st) == 0 && (uint64_t)st.st_ino == w->inode &&
+	                     major(st.st_dev) == w->dev_major && minor(st.st_dev) == w->dev_minor);
+}
+
 /* A copy from memory, under the loader's lock (nothing is unloaded while
- * it reads), only if the loader has unloaded nothing since the pass read
- * its list. */
+ * it reads), only if the window is still the text the pass planned. */
 struct mem_copy {
 	struct et_run *run;
+	const struct et_window *w;
 	char *dst;
 	const char *src;
 	size_t len;
@@ -205,7 +259,8 @@ static void mem_copy_locked(void *arg, unsigned long long adds, unsigned long lo
 {
 	(void)adds;
 	struct mem_copy *m = arg;
-	if (m->run->loader_subs != ET_LOADER_SUBS_UNKNOWN && subs != m->run->loader_subs)
+	g_presence_read = false;
+	if (!still_planned(m->run, m->w, subs))
 		return;
 	memcpy(m->dst, m->src, m->len);
 	m->done = true;
@@ -237,7 +292,7 @@ static int copy_in(struct et_run *run, struct et_window *w, char *dst, const cha
 		w->reason = ET_R_NONE;
 		w->err = 0;
 	}
-	struct mem_copy m = { run, dst, src, len, false };
+	struct mem_copy m = { run, w, dst, src, len, false };
 	et_loader_locked(mem_copy_locked, &m);
 	if (!m.done) {
 		w->reason = ET_R_UNLOADED;
@@ -418,9 +473,9 @@ struct swap_ctx {
  *  hole that a running thread (or this code) would fall into.
  *
  *  Run with the loader's lock held (nothing is unloaded meanwhile), and
- *  only if the loader has unloaded nothing since the pass read its list:
- *  then every window still lies in the text of the object it was planned
- *  for.  Each window's pages are checked once more just before: a uprobe
+ *  only for windows still in the text of the object they were planned for
+ *  (still_planned: nothing unloaded since the pass read its list, or their
+ *  object still loaded from the same file).  Each window's pages are checked once more just before: a uprobe
  *  or a breakpoint set since the check before the copy (its page is then
  *  a private copy) keeps its window where it is.
  * ====================================================================
@@ -431,18 +486,17 @@ static void swap_locked(void *arg, unsigned long long adds, unsigned long long s
 	struct swap_ctx *c = arg;
 	struct et_run *run = c->run;
 	const uint64_t H = c->H;
-	bool unloaded = run->loader_subs != ET_LOADER_SUBS_UNKNOWN && subs != run->loader_subs;
-	if (unloaded)
-		run->unloaded = true;
+	g_presence_read = false;
 	for (size_t j = 0; j < run->nwins; j++) {
 		struct et_window *w = &run->wins[j];
 		if (!w->slot || !w->staged)
 			continue;
 		uint64_t t = et_now_ns();
 		w->staged = false;
-		if (unloaded) {
+		if (!still_planned(run, w, subs)) {
 			w->reason = ET_R_UNLOADED;
 			w->err = 0;
+			run->unloaded = true;
 			continue;
 		}
 		const uint64_t lo = w->pad ? w->copy_lo : w->addr, hi = w->pad ? w->copy_hi : w->addr + H;

@@ -40,8 +40,14 @@ static void record_kinds(const struct et_run *run, struct et_object *o, uint32_t
 		et_scratch_free(o->kinds, o->kinds_len);
 		o->kinds = NULL;
 	}
-	if (!o->kinds) {
-		o->kinds = et_scratch_alloc((size_t)counted + 1);
+	/* in the object itself where they fit: a mapping kept for the
+	 * process's life is address space a program that lowered RLIMIT_AS
+	 * after start-up counted on (the deferred pass runs after that) */
+	char *out = o->kinds;
+	if (!out && (size_t)counted + 1 <= sizeof o->kinds_inline)
+		out = o->kinds_inline;
+	if (!out) {
+		o->kinds = out = et_scratch_alloc((size_t)counted + 1);
 		o->kinds_len = o->kinds ? (size_t)counted + 1 : 0;
 		if (!o->kinds)
 			return;
@@ -51,10 +57,10 @@ static void record_kinds(const struct et_run *run, struct et_object *o, uint32_t
 		const struct et_window *w = &run->wins[o->first_window + k];
 		if (w->pad && !w->huge && ((!w->candidate && w->reason != ET_R_PACED) || w->reason == ET_R_PAD_NOT_FREE))
 			continue;
-		o->kinds[n++] = !w->huge ? '.' : w->backend == ET_BACKEND_FILE ? 'z'
-		              : w->pad ? 'p' : w->backend == ET_BACKEND_HUGETLB ? 'h' : 'c';
+		out[n++] = !w->huge ? '.' : w->backend == ET_BACKEND_FILE ? 'z'
+		         : w->pad ? 'p' : w->backend == ET_BACKEND_HUGETLB ? 'h' : 'c';
 	}
-	o->kinds[n] = '\0';
+	out[n] = '\0';
 }
 
 void et_report_summarise(struct et_run *run)
@@ -334,8 +340,8 @@ static int report_json(const struct et_run *run, const char *path_in, struct et_
 		et_json_u64(&j, "time_ns", o->elapsed_ns);
 		/* What each window became: z zero-copy (the file, huge), c copied,
 		 * h copied to the hugetlb pool, p padded copy, . left small. */
-		if (o->kinds)
-			et_json_str(&j, "window_kinds", o->kinds);
+		if (o->kinds || o->kinds_inline[0])
+			et_json_str(&j, "window_kinds", o->kinds ? o->kinds : o->kinds_inline);
 		/* Every distinct reason: the object's own, then its windows'. */
 		et_json_arr(&j, "reasons");
 		uint64_t mask = o->reason_mask;
