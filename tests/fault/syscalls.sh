@@ -101,8 +101,10 @@ ADVICES="MADV_HUGEPAGE MADV_COLLAPSE MADV_POPULATE_READ MADV_POPULATE_WRITE MADV
 # cell ID SETUP DIR SPEC [PRELOAD [ENVS]]
 cell() {
 	local id=$1 setup=$2 dir=$3 spec=$4 lib=${5:-$PRE} envs rules=() r
-	envs=(LD_PRELOAD="$lib" ENORMOUSTEXT_SECCOMP=trust)
-	[ $# -ge 6 ] || envs+=(ENORMOUSTEXT_VERBOSE=0)
+	envs=(LD_PRELOAD="$lib")
+	# (faultrun's own filter only notifies: the library may act under it;
+	# the stand-in gets no ENORMOUSTEXT_* variable at all, see the self-check)
+	[ $# -ge 6 ] || envs+=(ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_VERBOSE=0)
 	[ -n "${S_ENV[$setup]:-}" ] && envs+=("${S_ENV[$setup]/RECDIR/$dir/$id.prof}")
 	for r in ${S_RULES[$setup]:-}; do rules+=(--rule "$r"); done
 	[ -n "$spec" ] && rules+=(--rule "$spec")
