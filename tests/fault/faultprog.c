@@ -24,7 +24,11 @@
  *             checks of faultrun: none of them is the library's)
  *   exit      dlclose, then the invariants below, then exit N (default 0)
  *             when everything was right, 1 when something was not, 2 on
- *             bad usage.
+ *             bad usage; with --end-pthread-exit, the main thread ends
+ *             with pthread_exit instead (status 0: the process ends when
+ *             its last thread does).  --no-counts leaves out the thread
+ *             and mapping counts (a deferred worker that lives, or swaps
+ *             windows in, while they are taken changes both: documented).
  * The invariants, printed at the end (what a library that is invisible
  * leaves as the program would have had it):
  *   fd        the lowest free file descriptor (open /dev/null, its number)
@@ -62,6 +66,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +381,7 @@ static void fork_dlopen(void *h, const char *lib, const struct sums *ref)
 int main(int argc, char **argv)
 {
 	int exit_status = 0, i;
+	bool end_pthread_exit = false, no_counts = false;
 	unsigned own = 0;
 	const char *lib = NULL, *peak = NULL;
 
@@ -388,6 +394,10 @@ int main(int argc, char **argv)
 			exit_status = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--own-calls") && i + 1 < argc)
 			own = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--end-pthread-exit"))
+			end_pthread_exit = true;
+		else if (!strcmp(argv[i], "--no-counts"))
+			no_counts = true;
 		else if (!strcmp(argv[i], "--peak") && i + 1 < argc)
 			peak = argv[++i];
 		else if (argv[i][0] != '-' && !lib)
@@ -488,8 +498,10 @@ int main(int argc, char **argv)
 		printf("faultprog: dlclose: %d, errno after it %d\n", rc, errno);
 	}
 	/* the invariants */
-	wx_toggles();
-	printf("faultprog: threads: %d\n", count_threads());
+	if (!no_counts) {
+		wx_toggles();
+		printf("faultprog: threads: %d\n", count_threads());
+	}
 	signal_state();
 	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	printf("faultprog: lowest free fd: %d\n", fd);
@@ -507,6 +519,11 @@ int main(int argc, char **argv)
 			fclose(in);
 		if (out)
 			fclose(out);
+	}
+	if (end_pthread_exit && !n_bad) {
+		/* the main thread ends, the process with it when it was the
+		 * last (exit status 0), as without the library */
+		pthread_exit(NULL);
 	}
 	return n_bad ? 1 : exit_status;
 }

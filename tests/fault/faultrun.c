@@ -140,6 +140,11 @@ static const struct sc sc_table[] = {
 	{ "timer_settime", SYS_timer_settime, -1, false },
 	{ "rt_sigaction", SYS_rt_sigaction, 0, false },
 	{ "ioctl", SYS_ioctl, 1, false },
+	{ "unshare", SYS_unshare, 0, false },
+	{ "close_range", 436, -1, false },
+	{ "pidfd_open", 434, -1, false },
+	{ "pidfd_getfd", 438, -1, false },
+	{ "getdents64", SYS_getdents64, -1, false },
 };
 #define N_SC (sizeof sc_table / sizeof sc_table[0])
 

@@ -8,10 +8,15 @@
 # such call of one system call (and one madvise advice), or only the Nth
 # (N spread over all of them, so each call site is hit once).  Each cell
 # compares stdout, exit status and stderr (ENORMOUSTEXT_VERBOSE=0) with the
-# plain run.  Three set-ups: start-up/dlopen/fork/exit as usual; with
+# plain run, and (faultprog prints them) what a program can observe: its
+# lowest free descriptor, its threads, the change in its mapping count over
+# protection changes, its signal dispositions and mask, a forked child that
+# dlopens.  Four set-ups: start-up/dlopen/fork/exit as usual; with
 # ENORMOUSTEXT_RECORD (perf_event_open sampling); with ENORMOUSTEXT_RECORD
 # and perf_event_open refused to the library (the timer fallback:
-# timer_create, SIGPROF).
+# timer_create, SIGPROF); with ENORMOUSTEXT_DEFER=1ms (the worker's calls:
+# its descriptor table of its own, its pidfd, its pass) and a main thread
+# that ends with pthread_exit (the process must end as plain).
 #
 # First the attribution is checked (a plain run: 0 calls the library's; a
 # preloaded bigtext: > 0 mmap, mremap, mprotect, madvise, openat, read;
@@ -85,13 +90,20 @@ fi
 
 # ---- the matrix --------------------------------------------------------------
 # set-ups: name, extra faultrun rules, extra variables (RECDIR is replaced)
-SETUPS=(start record timer)
-declare -A S_RULES=([start]="" [record]="" [timer]="perf_event_open:EACCES")
-declare -A S_ENV=([start]="" [record]="ENORMOUSTEXT_RECORD=RECDIR" [timer]="ENORMOUSTEXT_RECORD=RECDIR")
+SETUPS=(start record timer defer)
+declare -A S_RULES=([start]="" [record]="" [timer]="perf_event_open:EACCES" [defer]="")
+declare -A S_ENV=([start]="" [record]="ENORMOUSTEXT_RECORD=RECDIR" [timer]="ENORMOUSTEXT_RECORD=RECDIR"
+	[defer]="ENORMOUSTEXT_DEFER=1ms")
+# the deferred worker's calls, and a main thread that ends with pthread_exit
+# (the process must end when it does: its own plain run is the reference)
+# (--no-counts: while the worker lives the program sees one more thread, and
+# while it swaps windows in the number of mappings changes: documented)
+declare -A S_PROG=([defer]="--end-pthread-exit --no-counts")
 declare -A S_ROWS=(
 	[start]="mmap mremap mprotect madvise ADVICES munmap openat read pread64 prctl process_madvise memfd_create perf_event_open timer_create"
 	[record]="perf_event_open ioctl mmap munmap openat read write"
-	[timer]="timer_create timer_settime rt_sigaction mmap munmap")
+	[timer]="timer_create timer_settime rt_sigaction mmap munmap"
+	[defer]="mmap mremap mprotect madvise openat read pread64 close_range unshare pidfd_open pidfd_getfd getdents64 prctl")
 ADVICES="MADV_HUGEPAGE MADV_COLLAPSE MADV_POPULATE_READ MADV_POPULATE_WRITE MADV_NOHUGEPAGE MADV_DONTNEED"
 # (no close row: Linux frees the descriptor even when close fails, which a
 # supervisor cannot do for it — a failed close here would leave it open,
@@ -108,9 +120,12 @@ cell() {
 	[ -n "${S_ENV[$setup]:-}" ] && envs+=("${S_ENV[$setup]/RECDIR/$dir/$id.prof}")
 	for r in ${S_RULES[$setup]:-}; do rules+=(--rule "$r"); done
 	[ -n "$spec" ] && rules+=(--rule "$spec")
-	echo "cd $dir && $FR ${rules[*]} -- env ${envs[*]} ${PROG[*]}" >"$R/$id.cmd"
-	fr_run "$R/$id" "$dir" -- timeout -k 5 $CELL_TIMEOUT "$FR" --log "$R/$id.log" "${rules[@]}" -- env "${envs[@]}" "${PROG[@]}"
-	if fr_same "$R/$id" "$R/plain"; then echo ok >"$R/$id.v"; else echo "$FR_WHY" >"$R/$id.why"; echo FAIL >"$R/$id.v"; fi
+	local prog=("${PROG[@]}") ref=$R/plain
+	# shellcheck disable=SC2206 # the set-up's extra arguments are words
+	[ -n "${S_PROG[$setup]:-}" ] && prog=(./faultprog ${S_PROG[$setup]} ./libbigtext.so) ref=$R/plain-$setup
+	echo "cd $dir && $FR ${rules[*]} -- env ${envs[*]} ${prog[*]}" >"$R/$id.cmd"
+	fr_run "$R/$id" "$dir" -- timeout -k 5 $CELL_TIMEOUT "$FR" --log "$R/$id.log" "${rules[@]}" -- env "${envs[@]}" "${prog[@]}"
+	if fr_same "$R/$id" "$ref"; then echo ok >"$R/$id.v"; else echo "$FR_WHY" >"$R/$id.why"; echo FAIL >"$R/$id.v"; fi
 	rm -f "$dir/$id.prof"*
 }
 # the errno-th cells of a row: the Nth call, N spread over 1..COUNT
@@ -125,14 +140,23 @@ declare -a ROWS=()        # "setup|spec|label|count"
 t0=$SECONDS
 for setup in "${SETUPS[@]}"; do
 	fr_copy "$WORK/$setup"
+	sprog=("${PROG[@]}")
+	if [ -n "${S_PROG[$setup]:-}" ]; then
+		# shellcheck disable=SC2206
+		sprog=(./faultprog ${S_PROG[$setup]} ./libbigtext.so)
+		fr_run "$R/plain-$setup" "$WORK/$setup" -- timeout -k 5 $CELL_TIMEOUT "${sprog[@]}"
+		[ "$(cat "$R/plain-$setup.rc")" = 0 ] || fail "$setup: the plain run of ${sprog[*]} exited $(cat "$R/plain-$setup.rc")"
+	fi
 	cell "count-$setup" "$setup" "$WORK/$setup" ""
 	# the count run itself: preloaded, no fault
 	[ "$(cat "$R/count-$setup.v")" = ok ] || fail "$setup: the preloaded run (no fault) differs from the plain run: $(cat "$R/count-$setup.why")"
 	srules=()
 	for r in ${S_RULES[$setup]}; do srules+=(--rule "$r"); done
 	fr_run "$R/c-$setup" "$WORK/$setup" -- "$FR" --count --log "$R/c-$setup.log" "${srules[@]}" -- \
-		env LD_PRELOAD="$PRE" ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_VERBOSE=0 ${S_ENV[$setup]/RECDIR/$WORK/$setup/c.prof} "${PROG[@]}"
-	fr_same "$R/c-$setup" "$R/plain" || fail "$setup: the preloaded run under faultrun --count differs from the plain run: $FR_WHY"
+		env LD_PRELOAD="$PRE" ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_VERBOSE=0 ${S_ENV[$setup]/RECDIR/$WORK/$setup/c.prof} "${sprog[@]}"
+	sref=$R/plain
+	[ -n "${S_PROG[$setup]:-}" ] && sref=$R/plain-$setup
+	fr_same "$R/c-$setup" "$sref" || fail "$setup: the preloaded run under faultrun --count differs from the plain run: $FR_WHY"
 	for s in ${S_ROWS[$setup]}; do
 		if [ "$s" = ADVICES ]; then
 			# the named advices, and any other the library used

@@ -523,10 +523,13 @@ static unsigned drain(unsigned budget)
 static void drain_and_unlock(unsigned budget)
 {
 	for (;;) {
-		budget = drain(budget);
+		unsigned left = drain(budget);
 		pass_unlock();
-		if (!budget || !__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) || !pass_trylock())
+		/* (no pass run: the worker stands down, or the copy does not act:
+		 * the request stays for whoever can) */
+		if (!left || left == budget || !__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) || !pass_trylock())
 			return;
+		budget = left;
 	}
 }
 
