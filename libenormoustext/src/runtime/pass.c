@@ -177,7 +177,9 @@ static bool table_is_mine(void)
  * libraries can be loaded at one address one after the other). */
 static bool same_object(const struct et_object *a, const struct et_object *b)
 {
-	return a->base == b->base && a->phdr == b->phdr && !strcmp(a->path, b->path);
+	/* (the main program's path is resolved after the list is read) */
+	return a->base == b->base && a->phdr == b->phdr &&
+	       ((a->is_main && b->is_main) || !strcmp(a->path, b->path));
 }
 
 /* Make room for `more` objects in the global table. */
@@ -365,11 +367,9 @@ static void collect_locked(void *arg, unsigned long long adds, unsigned long lon
 	c->n = collect_into(c, c->tmp, cap);
 	if (c->n > cap)
 		c->n = cap;
-	for (size_t i = 0; i < c->n; i++) {
+	for (size_t i = 0; i < c->n; i++)
 		if (c->head)
 			c->tmp[i].foreign = true;
-		name_main(&c->tmp[i]);
-	}
 	if (!c->head) {
 		table_lock();
 		prune(&g_run, c->tmp, c->n);
@@ -404,6 +404,8 @@ static size_t process_new(struct et_run *run, const struct link_map *ns_head)
 	}
 	struct et_object *tmp = c.tmp;
 	size_t n = c.n;
+	for (size_t i = 0; i < n; i++)
+		name_main(&tmp[i]);   /* (a readlink: outside the loader's lock) */
 	/* The new objects, and the paced ones (ENORMOUSTEXT_DEFER_RATE, or
 	 * left for a later pass: run again, their padding so far carried over,
 	 * the entry replaced). */

@@ -499,15 +499,6 @@ static void swap_locked(void *arg, unsigned long long adds, unsigned long long s
 			run->unloaded = true;
 			continue;
 		}
-		const uint64_t lo = w->pad ? w->copy_lo : w->addr, hi = w->pad ? w->copy_hi : w->addr + H;
-		/* (a window read back from its file replaces our own copy, whose
-		 * pages are private by nature) */
-		if (w->inode && !w->repriming && et_os_pages_private_in(c->pagemap, lo, hi - lo)) {
-			w->reason = ET_R_PATCHED;
-			w->err = 0;
-			run->objs[w->object].elapsed_ns += et_now_ns() - t;
-			continue;
-		}
 		if (w->pad && !claim_free_parts(w)) {
 			run->objs[w->object].elapsed_ns += et_now_ns() - t;
 			continue;
@@ -590,8 +581,24 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 	if (!err)
 		et_smaps_free(&sm);
 
-	/* Step 5, under the loader's lock (swap_locked). */
+	/* Each window's pages checked once more (a uprobe or a breakpoint set
+	 * since the check before the copy keeps its window where it is), just
+	 * before the swaps; then step 5, under the loader's lock (swap_locked,
+	 * kept short: every fork of the process waits for it). */
 	struct swap_ctx sc = { run, H, b, et_os_pagemap_open(), false };
+	for (size_t j = 0; j < run->nwins; j++) {
+		struct et_window *w = &run->wins[j];
+		if (!w->slot || !w->staged)
+			continue;
+		const uint64_t lo = w->pad ? w->copy_lo : w->addr, hi = w->pad ? w->copy_hi : w->addr + H;
+		/* (a window read back from its file replaces our own copy, whose
+		 * pages are private by nature) */
+		if (w->inode && !w->repriming && et_os_pages_private_in(sc.pagemap, lo, hi - lo)) {
+			w->staged = false;
+			w->reason = ET_R_PATCHED;
+			w->err = 0;
+		}
+	}
 	if (et_defer_stop_asked()) {
 		for (size_t j = 0; j < run->nwins; j++)
 			if (run->wins[j].slot && run->wins[j].staged) {
