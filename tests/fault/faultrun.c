@@ -1020,6 +1020,9 @@ int main(int argc, char **argv)
 	if (child == 0) {
 		sigprocmask(SIG_UNBLOCK, &chld, NULL);
 		close(sv[0]);
+		/* if faultrun dies (a test's timeout kills it), the command goes
+		 * too: a hung command must not live on, unsupervised */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 			fprintf(stderr, "faultrun: PR_SET_NO_NEW_PRIVS: %s\n", strerror(errno));
 			_exit(125);
