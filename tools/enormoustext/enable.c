@@ -129,7 +129,8 @@ static bool has_marker(const char *buf)
 static void sync_dir_of(const char *path)
 {
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s", path);
+	if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+		return;   /* longer than any path the kernel takes */
 	char *s = strrchr(dir, '/');
 	if (!s)
 		return;
@@ -208,7 +209,8 @@ static int make_parents(const char *path)
 static void remove_empty_parents(const char *path, const char *stop)
 {
 	char d[PATH_MAX];
-	snprintf(d, sizeof d, "%s", path);
+	if (snprintf(d, sizeof d, "%s", path) >= (int)sizeof d)
+		return;
 	for (;;) {
 		char *s = strrchr(d, '/');
 		if (!s || s == d)
