@@ -21,6 +21,7 @@ struct et_run {
 	struct et_window *wins;
 	size_t nwins;
 	uint64_t t0_ns, elapsed_ns;
+	uint64_t cpu_ns;               /* CPU time of the threads that ran the passes, in them */
 	enum et_reason reason;         /* process-level reason (off, secure, ...) */
 	const char *reason_detail;
 	bool ran;

@@ -36,6 +36,14 @@ void et_scratch_free(void *p, size_t len)
 		et_os_unmap(p, len);
 }
 
+uint64_t et_thread_cpu_ns(void)
+{
+	struct timespec t;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 uint64_t et_now_ns(void)
 {
 	struct timespec ts;

@@ -13,6 +13,8 @@
 ET_HIDDEN void *et_scratch_alloc(size_t len);
 ET_HIDDEN void et_scratch_free(void *p, size_t len);
 ET_HIDDEN uint64_t et_now_ns(void);
+/* CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), 0 if none. */
+ET_HIDDEN uint64_t et_thread_cpu_ns(void);
 ET_HIDDEN size_t et_strlcpy(char *dst, const char *src, size_t cap);
 /* A build-id (at most 20 bytes) in lower-case hex. */
 ET_HIDDEN void et_hex_build_id(const unsigned char *d, size_t n, char out[41]);

@@ -194,8 +194,23 @@ static void *worker(void *arg)
 	__atomic_store_n(&g_tid, et_os_tid(), __ATOMIC_RELEASE);
 	__atomic_store_n(&g_self_set, true, __ATOMIC_RELEASE);
 	et_os_thread_name("enormoustext");
-	int te = own_table();
 	pthread_mutex_lock(&g_m);
+	while (!g_stop && !g_hurry) {
+		int e = pthread_cond_timedwait(&g_c, &g_m, &g_deadline);
+		if (e == ETIMEDOUT)
+			break;
+	}
+	if (g_stop) {
+		g_state = D_STOOD_DOWN;
+		pthread_cond_broadcast(&g_c);
+		pthread_mutex_unlock(&g_m);
+		return NULL;
+	}
+	/* Time to work: a descriptor table of its own first (not before: a
+	 * process that ends within the deferral pays for nothing but the
+	 * thread); it holds the lock meanwhile, so nobody sees it working
+	 * without one. */
+	int te = own_table();
 	if (te) {
 		/* nothing can be opened without taking the program's numbers */
 		g_state = D_STOOD_DOWN;
@@ -206,17 +221,6 @@ static void *worker(void *arg)
 		char eb[24];
 		et_log(1, "ENORMOUSTEXT_DEFER: the worker cannot have a descriptor table of its own (%s): "
 		          "it stands down, nothing moved", et_errno_text(te, eb));
-		return NULL;
-	}
-	while (!g_stop && !g_hurry) {
-		int e = pthread_cond_timedwait(&g_c, &g_m, &g_deadline);
-		if (e == ETIMEDOUT)
-			break;
-	}
-	if (g_stop) {
-		g_state = D_STOOD_DOWN;
-		pthread_cond_broadcast(&g_c);
-		pthread_mutex_unlock(&g_m);
 		return NULL;
 	}
 	g_state = D_WORKING;

@@ -315,6 +315,7 @@ static int report_json(const struct et_run *run, const char *path_in, struct et_
 	et_json_u64(&j, "zero_copy_bytes", st.zero_copy_bytes);
 	et_json_u64(&j, "padded_bytes", st.padded_bytes);
 	et_json_u64(&j, "elapsed_ns", st.elapsed_ns);
+	et_json_u64(&j, "cpu_ns", __atomic_load_n(&run->cpu_ns, __ATOMIC_RELAXED));
 	et_json_arr(&j, "objects");
 	for (size_t i = 0; i < run->nobjs; i++) {
 		const struct et_object *o = &run->objs[i];
