@@ -230,7 +230,7 @@ cc_link() {
 }
 have_lld() { "$TT_CC" -fuse-ld=lld -x c /dev/null -shared -o "$W/probe.so" 2>/dev/null; }
 
-# The backends `auto` tries, by the rule in README.md (Backends), from the
+# The backends `auto` tries, by the rule in docs/backends.md, from the
 # facts in a sysfs tree: "file thp collapse", "file collapse hugetlb", ...
 # (status, status_saved)
 expected_chain() {

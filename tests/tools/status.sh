@@ -1,6 +1,6 @@
 #!/bin/bash
 # tool_status — `status` equal to sysfs (policy, PMD size, khugepaged, every
-# hugetlb pool), auto's order by the README's rule, the file probe in
+# hugetlb pool), auto's order by docs/backends.md's rule, the file probe in
 # --probe-dir leaves nothing behind, under 5 s; the collapse and thp probes
 # agree with what the library's collapse and thp backends get; under
 # PR_SET_THP_DISABLE the probes fail and auto has only the pool; --no-probe;
