@@ -57,6 +57,7 @@ enum et_reason {
 	ET_R_MDWE,            /* memory-deny-write-execute: a copy cannot be made executable */
 	ET_R_STOOD_DOWN,      /* the deferred worker stood down before this window */
 	ET_R_UNLOADED,        /* the loader unloaded objects during the pass: tried again later */
+	ET_R_LITTLE_RUN,      /* a deferred pass: too little of it has run for a copy to pay (COPY_MIN) */
 	ET_R__COUNT
 };
 /* reason_mask holds one bit per reason */
@@ -99,6 +100,12 @@ struct et_object {
 	/* runtime/remap.c, at a swap after the loader unloaded something
 	 * since the pass read its list: this object is still loaded */
 	bool still_loaded;
+	/* ENORMOUSTEXT_PRIME: some of its windows are copies that could be
+	 * zero-copy once the page cache holds them huge (other processes
+	 * still mapped the small pages): the worker tries again later
+	 * (runtime/pass.c), prime_tries times so far */
+	bool prime_later;
+	uint8_t prime_tries;
 };
 
 #endif

@@ -42,7 +42,7 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"pad a partial first/last window holding more text than this; 0 never" },
 	[ET_OPT_PERFMAP] = { "ENORMOUSTEXT_PERFMAP", "0", "1/0, on/off, yes/no, true/false",
 		"write /tmp/perf-PID.map naming the functions in moved text, for perf" },
-	[ET_OPT_PRIME] = { "ENORMOUSTEXT_PRIME", "0", "1/0, on/off, yes/no, true/false",
+	[ET_OPT_PRIME] = { "ENORMOUSTEXT_PRIME", "auto", "auto, 1/0, on/off, yes/no, true/false",
 		"re-read copied windows into the page cache huge: zero-copy next" },
 	[ET_OPT_PROFILE] = { "ENORMOUSTEXT_PROFILE", "", "a readable profile file path",
 		"move only the hot windows this profile names" },
@@ -66,6 +66,8 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"1 file text, 2 anonymous executable memory (JIT code), 3 both" },
 	[ET_OPT_SECCOMP] = { "ENORMOUSTEXT_SECCOMP", "avoid", "avoid, trust",
 		"trust: act under a seccomp filter known to allow the library's calls" },
+	[ET_OPT_COPY_MIN] = { "ENORMOUSTEXT_COPY_MIN", "256K", "a size in bytes with optional K/M/G suffix",
+		"a deferred pass copies only windows with this much run; 0: every one" },
 };
 
 const struct et_option_desc *et_option_table(size_t *count)
@@ -331,7 +333,16 @@ static int apply(struct et_options *o, enum et_option_id id, const char *v, bool
 		ok = et_parse_bool(v, &o->perfmap);
 		break;
 	case ET_OPT_PRIME:
-		ok = et_parse_bool(v, &o->prime);
+		/* auto: clean files on local file systems only, tried again later
+		 * while other processes still map the small pages; 1: also write
+		 * a file's dirty pages out first (runtime/remap.c) */
+		if (!strcmp(v, "auto")) {
+			o->prime = true;
+			o->prime_sync = false;
+		} else {
+			ok = et_parse_bool(v, &o->prime);
+			o->prime_sync = o->prime;
+		}
 		break;
 	case ET_OPT_PROFILE:
 		if (*v)
@@ -396,6 +407,9 @@ static int apply(struct et_options *o, enum et_option_id id, const char *v, bool
 			o->mode = (unsigned)(v[0] - '0');
 		else
 			ok = -EINVAL;
+		break;
+	case ET_OPT_COPY_MIN:
+		ok = et_parse_size(v, &o->copy_min);
 		break;
 	case ET_OPT_SECCOMP:
 		if (!strcmp(v, "trust"))

@@ -43,6 +43,7 @@ enum et_option_id {
 	ET_OPT_TOP_ONLY,     /* ENORMOUSTEXT_TOP_ONLY */
 	ET_OPT_MODE,         /* ENORMOUSTEXT_MODE */
 	ET_OPT_SECCOMP,      /* ENORMOUSTEXT_SECCOMP */
+	ET_OPT_COPY_MIN,     /* ENORMOUSTEXT_COPY_MIN */
 	ET_OPT__COUNT
 };
 
@@ -58,6 +59,7 @@ struct et_options {
 	const char *report;        /* path or NULL */
 	bool perfmap;              /* write /tmp/perf-PID.map for moved text */
 	bool prime;                /* copied windows: drop their small page cache, read back huge */
+	bool prime_sync;           /* ... writing a file's dirty pages out first (PRIME=1; not auto) */
 	const char *profile;       /* hot windows only, from this profile (NULL: all) */
 	unsigned hot_coverage;     /* percent of the samples the chosen windows cover */
 	uint64_t hot_budget;       /* at most this many bytes of windows (0: no limit) */
@@ -69,6 +71,7 @@ struct et_options {
 	bool top_only;             /* this process only: the preload leaves LD_PRELOAD for its children */
 	unsigned mode;             /* ET_MODE_TEXT | ET_MODE_JIT (the seed's 1, 2, 3) */
 	bool seccomp_trust;        /* ENORMOUSTEXT_SECCOMP=trust: act under a seccomp filter */
+	uint64_t copy_min;         /* a deferred pass copies a window only if this much of it has run (0: every one) */
 };
 
 /* How one option is described: the table in options.c is the only place

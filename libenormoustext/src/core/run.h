@@ -39,6 +39,9 @@ struct et_run {
 	                                  read its list: a window is swapped in only while it
 	                                  is still that (runtime/loader.h) */
 	bool unloaded;                 /* ... and it was not, at a swap: left for the next pass */
+	bool deferred;                 /* the pass runs after the process has lived a while (the
+	                                  deferred worker): what of the text has run tells what
+	                                  is worth a copy (opt.copy_min) */
 	bool summarised;               /* the start-up's summary was given */
 };
 

@@ -150,6 +150,26 @@ bool et_os_pages_private_in(int fd, uint64_t addr, uint64_t len)
 	return false;
 }
 
+uint64_t et_os_pages_present_in(int fd, uint64_t addr, uint64_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	if (pg <= 0 || fd < 0)
+		return 0;
+	uint64_t e[512], n_present = 0;
+	uint64_t pages = len / (uint64_t)pg;
+	for (uint64_t done = 0; done < pages;) {
+		uint64_t n = pages - done < 512 ? pages - done : 512;
+		off_t off = (off_t)((addr / (uint64_t)pg + done) * 8);
+		ssize_t r = pread(fd, e, n * 8, off);
+		if (r != (ssize_t)(n * 8))
+			break;
+		for (uint64_t i = 0; i < n; i++)
+			n_present += ((e[i] >> 63) & 1) | ((e[i] >> 62) & 1);
+		done += n;
+	}
+	return n_present;
+}
+
 bool et_os_pages_private(uint64_t addr, uint64_t len)
 {
 	int fd = et_os_pagemap_open();

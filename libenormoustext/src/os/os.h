@@ -19,27 +19,10 @@
 #include <sys/mman.h>
 #include <sys/types.h>
 
-/* The flags the library uses that an older <sys/mman.h> may lack (values
- * from the kernel's uapi headers); every module that maps memory takes
- * them from here. */
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-#ifndef MAP_HUGETLB
-#define MAP_HUGETLB 0x40000
-#endif
-#ifndef MAP_HUGE_SHIFT
-#define MAP_HUGE_SHIFT 26
-#endif
-#ifndef MAP_STACK
-#define MAP_STACK 0x20000
-#endif
-#ifndef MADV_HUGEPAGE
-#define MADV_HUGEPAGE 14
-#endif
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
+/* The flags the library uses that an older <sys/mman.h> may lack: their
+ * one home is core/mm_flags.h, shared with the command; every module that
+ * maps memory takes them from here. */
+#include "core/mm_flags.h"
 
 /* ---------------------------------------------------------- system calls */
 
@@ -107,6 +90,9 @@ ET_HIDDEN bool et_os_pages_private(uint64_t addr, uint64_t len);
  * a private copy too (file pages are dropped, never swapped). */
 ET_HIDDEN int et_os_pagemap_open(void);
 ET_HIDDEN bool et_os_pages_private_in(int fd, uint64_t addr, uint64_t len);
+/* How many pages of [addr, addr + len) are in the process's page tables
+ * (present or swapped: pagemap), through an open pagemap. */
+ET_HIDDEN uint64_t et_os_pages_present_in(int fd, uint64_t addr, uint64_t len);
 
 /* ---------------------------------------------------------- perf, timers */
 

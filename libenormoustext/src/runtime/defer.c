@@ -87,7 +87,8 @@ static bool g_poked;            /* a pass was asked for, under g_m */
 static bool g_hurry;            /* the work is wanted now, unpaced (et_defer_hurry), under g_m */
 static bool g_joinable;         /* g_thread is ours to join */
 static pthread_t g_thread;
-static void (*g_work)(void), (*g_serve)(void);
+static void (*g_work)(void), (*g_serve)(void), (*g_on_due)(void);
+static uint64_t (*g_due)(void);
 static struct timespec g_deadline;   /* CLOCK_MONOTONIC */
 
 /* The worker's stack: the pipeline keeps its tables in scratch mappings,
@@ -227,18 +228,31 @@ static void *worker(void *arg)
 	g_poked = false;          /* the work's pass sees every object */
 	pthread_mutex_unlock(&g_m);
 	g_work();
-	/* Then the passes dlopen and dlclose ask for, off their callers. */
+	/* Then the passes dlopen and dlclose ask for, off their callers, and
+	 * what is due later (priming copies again: runtime/pass.c). */
 	pthread_mutex_lock(&g_m);
 	g_state = D_SERVING;
 	pthread_cond_broadcast(&g_c);   /* et_defer_hurry waits for this */
 	for (;;) {
-		while (!g_stop && !g_poked)
-			pthread_cond_wait(&g_c, &g_m);
+		bool due = false;
+		while (!g_stop && !g_poked && !due) {
+			uint64_t at = g_due ? g_due() : 0;
+			if (!at) {
+				pthread_cond_wait(&g_c, &g_m);
+				continue;
+			}
+			struct timespec until = { (time_t)(at / 1000000000ull), (long)(at % 1000000000ull) };
+			due = pthread_cond_timedwait(&g_c, &g_m, &until) == ETIMEDOUT;
+		}
 		if (g_stop)
 			break;
+		bool poked = g_poked;
 		g_poked = false;
 		pthread_mutex_unlock(&g_m);
-		g_serve();
+		if (poked)
+			g_serve();
+		if (due)
+			g_on_due();
 		pthread_mutex_lock(&g_m);
 	}
 	g_state = D_STOOD_DOWN;
@@ -292,7 +306,8 @@ static void sandbox_entering(const char *what)
 	et_defer_stand_down(what);
 }
 
-int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void))
+int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void), uint64_t (*due)(void),
+                   void (*on_due)(void))
 {
 	pthread_condattr_t a;
 	int e = pthread_condattr_init(&a);
@@ -309,6 +324,8 @@ int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void))
 	g_deadline.tv_nsec = (long)(ns % 1000000000ull);
 	g_work = work;
 	g_serve = serve;
+	g_due = due;
+	g_on_due = on_due;
 	/* the constructor's thread is the first the count sees; if no key can
 	 * be had, no thread is counted and the worker is never started */
 	e = pthread_key_create(&g_key, thread_ends);

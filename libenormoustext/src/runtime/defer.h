@@ -9,9 +9,12 @@
 
 /* Run work() on a new thread "enormoustext" once delay_ns of wall-clock
  * time have passed since this call (the constructor's); then serve() each
- * time et_defer_poke asks, until the worker stands down.  0, or an errno: no thread could be made (seccomp,
- * RLIMIT_NPROC, a static program), and the caller does the work itself. */
-ET_HIDDEN int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void));
+ * time et_defer_poke asks, and on_due() when the CLOCK_MONOTONIC time
+ * due() gives (0: none) has come, until the worker stands down.  0, or an
+ * errno: no thread could be made (seccomp, RLIMIT_NPROC, a static
+ * program), and the caller does the work itself. */
+ET_HIDDEN int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void), uint64_t (*due)(void),
+                             void (*on_due)(void));
 /* A dlopen or dlclose asked for a pass: true when the worker will run it
  * (it is waiting, or done with its work and serving), false when the
  * caller must (no worker, or it stood down). */

@@ -387,7 +387,8 @@ __attribute__((constructor)) static void et_constructor(void)
 		et_log(0, "ENORMOUSTEXT_DEFER_RATE paces the deferred worker, and ENORMOUSTEXT_DEFER is 0: ignored");
 	if (run->opt.enabled && run->opt.defer_ns && !run->quick) {
 		et_pass_reserve(nobjs + 8);
-		int e = et_defer_start(run->opt.defer_ns, start_and_report, et_pass_serve);
+		int e = et_defer_start(run->opt.defer_ns, start_and_report, et_pass_serve, et_pass_prime_due,
+		                       et_pass_prime_later);
 		if (e == 0)
 			return;
 		char eb[24];

@@ -379,6 +379,21 @@ static void collect_locked(void *arg, unsigned long long adds, unsigned long lon
 
 static size_t process_new_timed(struct et_run *run, const struct link_map *ns_head);
 
+/*
+ * Priming again later (ENORMOUSTEXT_PRIME, runtime/remap.c): a window
+ * copied because the page cache held it small cannot be read back huge
+ * while other processes still map those small pages (the kernel keeps
+ * mapped pages) — four compilers started together all map them until
+ * each has its copy.  So the worker tries again, 1 s after the pass, then
+ * 4 s, then 16 s (ET_PRIME_TRIES in all): by then the others have their
+ * copies, the small pages are nobody's, and the first try that drops them
+ * reads the window back as one huge folio, which every process then maps
+ * — each copy becomes the page cache's, shared.
+ */
+#define ET_PRIME_TRIES 3u
+#define ET_PRIME_FIRST_NS 1000000000ull
+static uint64_t g_prime_due;   /* CLOCK_MONOTONIC ns of the next try, 0: none */
+
 /* One pass, its CPU time counted (the report's cpu_ns: what the library
  * cost the process, on whichever thread ran it). */
 static size_t process_new(struct et_run *run, const struct link_map *ns_head)
@@ -435,6 +450,7 @@ static size_t process_new_timed(struct et_run *run, const struct link_map *ns_he
 			memcpy(tmp[i].pad_lo, run->objs[j].pad_lo, sizeof tmp[i].pad_lo);
 			memcpy(tmp[i].pad_hi, run->objs[j].pad_hi, sizeof tmp[i].pad_hi);
 			tmp[i].elapsed_ns = run->objs[j].elapsed_ns;
+			tmp[i].prime_tries = run->objs[j].prime_tries;
 		} else {
 			fresh++;
 		}
@@ -442,7 +458,8 @@ static size_t process_new_timed(struct et_run *run, const struct link_map *ns_he
 	}
 	int reserved = k > 0 ? table_reserve(run, fresh) : 0;
 	struct et_run pass = { .opt = run->opt, .si = run->si, .objs = tmp, .nobjs = k, .t0_ns = t0,
-	                       .win_limit = piece_limit(), .loader_subs = c.subs };
+	                       .win_limit = piece_limit(), .loader_subs = c.subs,
+	                       .deferred = et_defer_is_worker() };
 	table_unlock();
 	if (k > 0 && reserved == 0) {
 		et_pipeline_run(&pass);
@@ -489,14 +506,24 @@ static size_t process_new_timed(struct et_run *run, const struct link_map *ns_he
 		k = 0;
 	}
 	/* a paced object left: the next pass must not be skipped on the
-	 * loader's counts */
-	bool paced = false;
-	for (size_t j = 0; j < run->nobjs && !paced; j++)
-		paced = run->objs[j].paced;
+	 * loader's counts; copies priming may turn into zero-copy later: a
+	 * try scheduled (et_pass_prime_due) */
+	bool paced = false, later = false;
+	unsigned tries = ET_PRIME_TRIES;
+	for (size_t j = 0; j < run->nobjs; j++) {
+		paced |= run->objs[j].paced;
+		if (run->objs[j].prime_later && run->objs[j].prime_tries < ET_PRIME_TRIES) {
+			later = true;
+			if (run->objs[j].prime_tries < tries)
+				tries = run->objs[j].prime_tries;
+		}
+	}
 	if (paced)
 		g_pass_short = true;
-	else
+	else if (!later)
 		et_pipeline_moved_forget();
+	if (later && !__atomic_load_n(&g_prime_due, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&g_prime_due, et_now_ns() + (ET_PRIME_FIRST_NS << (2 * tries)), __ATOMIC_RELEASE);
 	__atomic_store_n(&g_paced_left, paced, __ATOMIC_RELEASE);
 	run->elapsed_ns += et_now_ns() - t0;
 	table_unlock();
@@ -816,6 +843,40 @@ static void startup_pass(void *arg)
 	if (!run->quick)
 		process_new(run, NULL);
 	__atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
+}
+
+/* The worker (runtime/defer.c): when the next try of priming is due. */
+uint64_t et_pass_prime_due(void)
+{
+	return __atomic_load_n(&g_prime_due, __ATOMIC_ACQUIRE);
+}
+
+static void prime_later_locked(void *arg)
+{
+	(void)arg;
+	bool any = false;
+	table_lock();
+	for (size_t j = 0; j < g_run.nobjs; j++) {
+		struct et_object *o = &g_run.objs[j];
+		if (o->prime_later && o->prime_tries < ET_PRIME_TRIES) {
+			o->paced = true;      /* run again: its copies primed (pipeline.c) */
+			o->prime_tries++;
+			any = true;
+		}
+	}
+	table_unlock();
+	if (!any)
+		return;
+	g_seen_adds = ~0ull;          /* not skipped on the loader's counts */
+	if (process_new(&g_run, NULL) > 0 && g_run.opt.report)
+		write_report(&g_run);
+}
+
+void et_pass_prime_later(void)
+{
+	__atomic_store_n(&g_prime_due, 0, __ATOMIC_RELEASE);
+	if (!g_forked_child && __atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+		run_locked(prime_later_locked, NULL, RUN_WAIT);
 }
 
 /* ------------------------------------------------------- for init.c, api.c */

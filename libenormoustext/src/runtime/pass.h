@@ -23,6 +23,10 @@ ET_HIDDEN void et_pass_reserve(size_t nobjs);
 ET_HIDDEN void et_pass_start(void);
 /* Run the passes asked for after dlopen/dlclose (the deferred worker). */
 ET_HIDDEN void et_pass_serve(void);
+/* ENORMOUSTEXT_PRIME, on the worker: when the next try of priming copied
+ * windows is due (CLOCK_MONOTONIC ns; 0: none), and the try itself. */
+ET_HIDDEN uint64_t et_pass_prime_due(void);
+ET_HIDDEN void et_pass_prime_later(void);
 /* ENORMOUSTEXT_DEFER_RATE, on the worker: the pieces left, paced. */
 ET_HIDDEN void et_pass_pace(void);
 /* fn(run, arg) with the table held still: a snapshot for the API.  A pass

@@ -73,6 +73,11 @@ static int profile_get(const struct et_run *run)
 struct moved {
 	uint64_t addr;
 	enum et_backend backend;
+	/* the file behind it, as the pass that moved it found it (a copy is
+	 * anonymous now: smaps no longer says), for priming it later */
+	uint64_t inode, file_off, copy_off;
+	uint32_t dev_major, dev_minor;
+	bool congruent;
 };
 static struct moved *g_moved;
 static size_t g_nmoved, g_moved_cap;
@@ -85,10 +90,15 @@ static const struct moved *moved_find(uint64_t addr)
 	return NULL;
 }
 
-static void moved_add(uint64_t addr, enum et_backend b)
+static void moved_add(const struct et_window *w)
 {
-	if (moved_find(addr))
+	const struct moved *had = moved_find(w->addr);
+	if (had) {
+		/* what it is now (a copy primed since is the file's) */
+		struct moved *m = (struct moved *)had;
+		m->backend = w->backend;
 		return;
+	}
 	if (g_nmoved == g_moved_cap) {
 		size_t cap = g_moved_cap ? g_moved_cap * 2 : 64;
 		struct moved *t = et_scratch_alloc(cap * sizeof *t);
@@ -101,7 +111,8 @@ static void moved_add(uint64_t addr, enum et_backend b)
 		g_moved = t;
 		g_moved_cap = cap;
 	}
-	g_moved[g_nmoved++] = (struct moved){ addr, b };
+	g_moved[g_nmoved++] = (struct moved){ w->addr, w->backend, w->inode, w->file_off, w->copy_off,
+	                                      w->dev_major, w->dev_minor, w->congruent };
 }
 
 void et_pipeline_moved_forget(void)
@@ -122,6 +133,14 @@ static void moved_take(struct et_run *run, struct et_object *o)
 		w->backend = m->backend;
 		w->reason = ET_R_NONE;
 		w->err = 0;
+		if (m->backend != ET_BACKEND_FILE) {
+			w->inode = m->inode;
+			w->file_off = m->file_off;
+			w->copy_off = m->copy_off;
+			w->dev_major = m->dev_major;
+			w->dev_minor = m->dev_minor;
+			w->congruent = m->congruent;
+		}
 	}
 }
 
@@ -309,13 +328,20 @@ void et_pipeline_run(struct et_run *run)
 		o->paced = false;
 		/* waiting for a later piece, or left for a later pass (objects
 		 * were unloaded meanwhile; the worker stood down): run again */
+		o->prime_later = false;
 		for (uint32_t k = 0; k < o->nwindows; k++) {
-			enum et_reason r = run->wins[o->first_window + k].reason;
+			const struct et_window *w = &run->wins[o->first_window + k];
+			enum et_reason r = w->reason;
 			o->paced |= r == ET_R_PACED || r == ET_R_UNLOADED || r == ET_R_STOOD_DOWN;
+			/* a copy priming could still turn into zero-copy */
+			o->prime_later |= run->opt.prime && !run->again && w->remapped && w->huge &&
+			                  w->backend != ET_BACKEND_FILE && !w->pad && w->inode && w->congruent;
+			/* too little of it had run: looked at again then too */
+			o->prime_later |= r == ET_R_LITTLE_RUN;
 		}
-		for (uint32_t k = 0; o->paced && k < o->nwindows; k++)
+		for (uint32_t k = 0; (o->paced || o->prime_later) && k < o->nwindows; k++)
 			if (run->wins[o->first_window + k].remapped)
-				moved_add(run->wins[o->first_window + k].addr, run->wins[o->first_window + k].backend);
+				moved_add(&run->wins[o->first_window + k]);
 	}
 	et_report_summarise(run);
 	if (run->opt.perfmap) {

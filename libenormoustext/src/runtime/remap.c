@@ -79,6 +79,7 @@
 #include "core/smaps.h"
 #include "core/util.h"
 #include "os/os.h"
+#include "os/pagecache.h"
 #include "runtime/defer.h"
 #include "runtime/loader.h"
 
@@ -642,15 +643,21 @@ static bool hugetlb_mremap_safe(void)
 }
 
 /*
- * ENORMOUSTEXT_PRIME=1: windows that had to be copied because the page
- * cache held them small get a second chance.  Now that the copy is in
+ * ENORMOUSTEXT_PRIME (auto by default): windows that had to be copied
+ * because the page cache held them small get a second chance.  Now that the copy is in
  * place, this process no longer maps those file pages; dropping them
  * (POSIX_FADV_DONTNEED: clean pages no process maps — another process
  * running the same file keeps them, and the window stays a copy) and
  * reading the window back through a huge mapping puts it in the cache as
  * one huge folio, and the file slot replaces the copy with the same
  * atomic swap.  From then on every process gets that window zero-copy.
- * It costs a re-read of each such window from disk, once.
+ * It costs a re-read of each such window from disk, once.  By default
+ * (auto) a file with dirty pages in the window (cachestat: someone is
+ * writing it) or on a network file system is left as it is; with
+ * ENORMOUSTEXT_PRIME=1 dirty pages are written out first.  A window whose
+ * small pages other processes still map cannot be dropped (the kernel
+ * keeps mapped pages): it stays a copy now, and the worker tries again
+ * later (runtime/pass.c, et_pass_prime_later), when they may have moved on.
  */
 static void reprime(struct et_run *run, long *pool_left)
 {
@@ -674,14 +681,22 @@ static void reprime(struct et_run *run, long *pool_left)
 			w->reason = ET_R_NONE;    /* it is huge (a copy): not a reason */
 			continue;
 		}
-		/* Dirty pages (a file just written) cannot be dropped: write them
-		 * out first, once per file; the contents do not change. */
-		if (had != w->object)
-			fdatasync(fd);
+		if (run->opt.prime_sync) {
+			/* ENORMOUSTEXT_PRIME=1: dirty pages (a file just written)
+			 * cannot be dropped: write them out first, once per file;
+			 * the contents do not change */
+			if (had != w->object)
+				fdatasync(fd);
+		} else if (et_os_remote_fs(fd) || et_os_dirty_pages(fd, w->file_off, H) > 0) {
+			/* by default: never another's I/O — no write-out of a file
+			 * someone is writing, no re-read over a network */
+			continue;
+		}
 		posix_fadvise(fd, (off_t)w->file_off, (off_t)H, POSIX_FADV_DONTNEED);
 		w->repriming = true;
 		w->prev_backend = w->backend;
 		w->remapped = false;
+		w->candidate = true;     /* (a window moved by an earlier pass is not one) */
 		k++;
 	}
 	if (fc.fd >= 0)
@@ -690,6 +705,20 @@ static void reprime(struct et_run *run, long *pool_left)
 		et_log(3, "prime: %zu copied window(s) read back huge from their files", k);
 		remap_round(run, ET_BACKEND_FILE, k, pool_left);
 	}
+	unsigned got = 0, why[ET_R__COUNT] = { 0 };
+	for (size_t j = 0; j < run->nwins; j++) {
+		struct et_window *w = &run->wins[j];
+		if (w->repriming && w->remapped)
+			got++;
+		else if (w->repriming)
+			why[w->reason]++;
+	}
+	if (k && et_log_enabled(3))
+		for (int r = 0; r < ET_R__COUNT; r++)
+			if (why[r])
+				et_log(3, "prime: %u of %zu stay copies: %s", why[r], k, et_reason_text((enum et_reason)r));
+	if (k)
+		et_log(3, "prime: %u of %zu now zero-copy", got, k);
 	for (size_t j = 0; j < run->nwins; j++) {
 		struct et_window *w = &run->wins[j];
 		if (w->held_back) {
@@ -802,6 +831,47 @@ static void budget_after(struct et_run *run, enum et_backend b, struct budget *b
 	}
 }
 
+/*
+ * Copies only where they pay (ENORMOUSTEXT_COPY_MIN, a deferred pass with
+ * no profile): a copy costs the process 2 MiB of memory of its own and
+ * 0.4 to 0.8 ms of CPU (more where memory must be compacted), once; what
+ * it saves is the translations of the code that runs in the window.  A
+ * window of which little has run since start-up — fewer of its pages in
+ * the process's page tables than copy_min — is left as it is (ET_R_LITTLE_RUN),
+ * and looked at again when the worker tries priming later.  Zero-copy
+ * windows cost nothing of that kind and are never held back.  In the
+ * constructor nothing has run yet: every window is copied there (and a
+ * profile or ENORMOUSTEXT_HOT=auto says which are hot instead).
+ * Returns how many of the pending windows were held back.
+ */
+static size_t copy_gate(struct et_run *run, enum et_backend b)
+{
+	if (!run->deferred || !run->opt.copy_min || run->again)
+		return 0;
+	long pg = sysconf(_SC_PAGESIZE);
+	if (pg <= 0)
+		return 0;
+	int fd = et_os_pagemap_open();
+	if (fd < 0)
+		return 0;
+	size_t held = 0;
+	for (size_t j = 0; j < run->nwins; j++) {
+		struct et_window *w = &run->wins[j];
+		if (!pending(w, b) || w->heat_known)
+			continue;
+		const uint64_t lo = w->pad ? w->copy_lo : w->addr, hi = w->pad ? w->copy_hi : w->addr + run->si.pmd_size;
+		uint64_t present = et_os_pages_present_in(fd, lo, hi - lo) * (uint64_t)pg;
+		if (present < run->opt.copy_min) {
+			w->candidate = false;
+			w->reason = ET_R_LITTLE_RUN;
+			w->err = 0;
+			held++;
+		}
+	}
+	close(fd);
+	return held;
+}
+
 void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
 {
 	long pool_left = run->si.hugetlb_free;
@@ -830,6 +900,10 @@ void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
 					run->wins[j].reason = ET_R_NO_BACKEND;
 			continue;
 		}
+		if (chain[c] != ET_BACKEND_FILE)
+			k -= copy_gate(run, chain[c]);
+		if (k == 0)
+			continue;
 		k = budget_round(run, chain[c], k, &bg);
 		if (k > 0) {
 			et_log(3, "round %d: %zu window(s) with %s", c + 1, k, et_backend_name(chain[c]));
