@@ -6,7 +6,7 @@
 #   record       ENORMOUSTEXT_RECORD=TARGET, the same (ENORMOUSTEXT=0)
 #   tool-record  enormoustext record -o TARGET -- bigtext
 #   merge        enormoustext profile merge -o TARGET A B
-#   png, svg     enormoustext profile show --png/--svg TARGET A
+#   svg          enormoustext profile show --svg TARGET A
 #   perfmap      enormoustext perfmap -o TARGET PID (a process whose text the
 #                library moved)
 # (the command's writers only where the command was built).
@@ -37,7 +37,7 @@ OP_TOOL=${FAULT_TOOL:-}
 [ -x "$OP_BIG" ] || fail "$OP_BIG was not built (target et_it_bigtext)"
 OP_WRITERS="report record"
 if [ -n "$OP_TOOL" ] && [ -x "$OP_TOOL" ]; then
-	OP_WRITERS+=" tool-record merge png svg perfmap"
+	OP_WRITERS+=" tool-record merge svg perfmap"
 else
 	note "the command was not built ($OP_TOOL): only the library's writers"
 fi
@@ -79,7 +79,7 @@ op_setup() {
 		cp "$OUT" "$WORK/base/$w.stdout"
 		echo "$RC" >"$WORK/base/$w.rc"
 		case $w in
-		merge | png | svg | perfmap) [ "$RC" = 0 ] || fail "baseline $w: exit $RC: $(head -3 "$ERR")" ;;
+		merge | svg | perfmap) [ "$RC" = 0 ] || fail "baseline $w: exit $RC: $(head -3 "$ERR")" ;;
 		esac
 		op_content "$w" "$WORK/base/$w"
 	done
@@ -105,7 +105,6 @@ op_run() {
 	record) cmd=(env "ENORMOUSTEXT_RECORD=$t" ENORMOUSTEXT=0 "LD_PRELOAD=$PRE" "$@" "$OP_BIG") ;;
 	tool-record) cmd=(env "$@" "$OP_TOOL" record -o "$t" -- "$OP_BIG") ;;
 	merge) cmd=(env "$@" "$OP_TOOL" profile merge -o "$t" "$WORK/in/a.prof" "$WORK/in/b.prof") ;;
-	png) cmd=(env "$@" "$OP_TOOL" profile show --png "$t" "$WORK/in/a.prof") ;;
 	svg) cmd=(env "$@" "$OP_TOOL" profile show --svg "$t" "$WORK/in/a.prof") ;;
 	perfmap) cmd=(env "$@" "$OP_TOOL" perfmap -o "$t" "$OP_HOLD_PID") ;;
 	*) fail "no writer $w" ;;
@@ -179,7 +178,7 @@ op_refused() {
 				op_same_output "$w"
 			fi
 			;;
-		png | svg) op_same_output "$w" ;;
+		svg) op_same_output "$w" ;;
 		esac
 		grep -q '\.tmp' "$ERR" && fail "$w: the message names a temporary: $(cat "$ERR")"
 		local n

@@ -1,8 +1,8 @@
 #!/bin/bash
-# tool_profile — `profile show` (the hottest window first; --svg; --png
-# checked by tt_png: valid, the heat map's colours at their places, a window
-# without samples white, a damaged PNG refused; --window), output errors (a
-# missing directory, /dev/full, a file size limit: no PNG cut short left),
+# tool_profile — `profile show` (the hottest window first; --svg: its
+# labels, the hottest framed, the colours; --png gone, usage; --window),
+# output errors (a missing directory, /dev/full, a file size limit: no SVG
+# cut short left),
 # `profile merge` (counts added, objects without samples kept), different
 # granules, a corrupt or missing profile.
 . "$(dirname "$0")/lib.sh"
@@ -21,68 +21,66 @@ t svg -- "$TOOL" profile show --svg "$W/a.svg" "$W/a.prof"
 expect_rc 0
 head -c 4 "$W/a.svg" | grep -q '<svg' && tail -1 "$W/a.svg" | grep -q '</svg>' || fail "--svg did not write an SVG document"
 [ "$(grep -c '<rect ' "$W/a.svg")" = 4 ] || fail "--svg: expected a background and 3 window cells, got $(grep -c '<rect ' "$W/a.svg") rects"
-# --png: a valid PNG (tt_png checks every CRC, the stored deflate blocks,
-# the Adler-32 and the rows), the same heat map: cells at the places of
-# profile.c's PNG layout (left 10, rows from 40, 60 apart, cells 12 wide
-# from 12 below a row's top, 20 high); x 16 and 28 are cells 0 and 1 of
-# the first object, y 62 the middle of its cells.
-tp=$TT_BIN/tt_png
-[ -x "$tp" ] || fail "$tp is missing: build the tool_tests target"
+# the heat map says in its text what a picture (rsvg-convert -o a.png
+# a.svg) cannot show in tooltips: each object's samples, its hottest window
+# and that window's share, the addresses its row spans; the hottest framed
+grep -q '>/bin/a (60 samples; the hottest window 0x400000 has 83.3%)</text>' "$W/a.svg" ||
+	fail "--svg: /bin/a's label does not give its samples and hottest window: $(grep '/bin/a' "$W/a.svg")"
+grep -q '>0x200000 - 0x600000: 2 windows of 2M, 2 with samples</text>' "$W/a.svg" ||
+	fail "--svg: /bin/a's row does not say the addresses it spans"
+[ "$(grep -c 'stroke="black"' "$W/a.svg")" = 2 ] || fail "--svg: not one framed (hottest) window per object"
+grep 'stroke="black"' "$W/a.svg" | grep -q '<title>0x400000: 50 samples</title>' ||
+	fail "--svg: the framed window of /bin/a is not its hottest (0x400000)"
+# the colours: red, the hotter darker; a window without samples drawn not at all
+hot=$(sed -n 's/.*fill="rgb(\([0-9,]*\))".*<title>0x400000: .*/\1/p' "$W/a.svg")
+cold=$(sed -n 's/.*fill="rgb(\([0-9,]*\))".*<title>0x200000: .*/\1/p' "$W/a.svg")
+echo "   hottest window rgb($hot), the colder one rgb($cold)"
+if ! { [ "${hot%%,*}" = 255 ] && [ "${cold%%,*}" = 255 ] && [ "$(echo "$hot" | cut -d, -f2)" -lt "$(echo "$cold" | cut -d, -f2)" ]; }; then
+	fail "--svg: expected red cells, the hotter darker: rgb($hot) (hot) and rgb($cold) (cold)"
+fi
+if command -v xmllint >/dev/null; then
+	xmllint --noout "$W/a.svg" || fail "--svg: xmllint rejects the SVG"
+fi
+# the PNG the docs say how to make, where rsvg-convert exists
+if command -v rsvg-convert >/dev/null; then
+	rsvg-convert -o "$W/converted.png" "$W/a.svg" || fail "rsvg-convert cannot convert the SVG"
+	[ "$(head -c 8 "$W/converted.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+		fail "rsvg-convert -o converted.png a.svg made no PNG"
+fi
+# PNG output was dropped for the SVG (a PNG: rsvg-convert -o OUT.png OUT.svg)
 t png -- "$TOOL" profile show --png "$W/a.png" "$W/a.prof"
+expect_bad 2 "--png (gone: --svg, then rsvg-convert)" "unknown option '--png'"
+[ ! -e "$W/a.png" ] || fail "--png wrote $W/a.png"
+t pnghelp -- "$TOOL" profile --help
+grep -q -- '--png' "$OUT" && fail "profile --help still names --png"
+grep -q 'rsvg-convert' "$OUT" || fail "profile --help does not say how to make a PNG of the SVG"
+# a finer window: a wider picture (/bin/a spans 514 windows of 4K, 400 drawn)
+t fine -- "$TOOL" profile show --window 4K --svg "$W/b.svg" "$W/a.prof"
 expect_rc 0; expect_no_err
-expect_out "^  window 0x400000               50 samples" "--png: the listing"
-[ "$(head -c 8 "$W/a.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "--png: no PNG signature"
-[ "$(dd if="$W/a.png" bs=1 skip=12 count=4 2>/dev/null)" = IHDR ] || fail "--png: the first chunk is not IHDR"
-pw=$(od -An -tu1 -j16 -N4 "$W/a.png" | awk '{ print (($1 * 256 + $2) * 256 + $3) * 256 + $4 }')
-ph=$(od -An -tu1 -j20 -N4 "$W/a.png" | awk '{ print (($1 * 256 + $2) * 256 + $3) * 256 + $4 }')
-if ! { [ "$pw" -ge 640 ] && [ "$pw" -le 4000 ] && [ "$ph" -ge 100 ] && [ "$ph" -le 400 ]; }; then
-	fail "--png: a picture of $pw x $ph pixels for 2 objects of at most 2 windows"
-fi
-size=$("$tp" "$W/a.png") || fail "--png: not a valid PNG: $("$tp" "$W/a.png" 2>&1)"
-[ "$size" = "$pw $ph" ] || fail "--png: tt_png reads $size, the IHDR says $pw x $ph"
-if command -v file >/dev/null; then
-	file "$W/a.png" | grep -q "PNG image data, $pw x $ph, 8-bit/color RGB, non-interlaced" ||
-		fail "--png: file(1) says: $(file "$W/a.png")"
-fi
-hot=$("$tp" "$W/a.png" 28 62) || fail "--png: cannot read the hottest window's pixel"
-cold=$("$tp" "$W/a.png" 16 62) || fail "--png: cannot read the colder window's pixel"
-echo "   hottest window $hot, the colder one $cold"
-[ "$hot" != "$cold" ] || fail "--png: the hottest window (0x400000, 50 samples) and a cold one (0x200000, 10) have the same colour $hot"
-# shellcheck disable=SC2086 # the colours are words
-set -- $hot $cold
-if ! { [ "$1" = 255 ] && [ "$4" = 255 ] && [ "$2" -lt "$5" ] && [ "$5" -lt 255 ]; }; then
-	fail "--png: expected red cells, the hotter darker: $hot (hot) and $cold (cold)"
-fi
-# a window without samples between two with: white, inside the span
-printf 'enormoustext-profile 1\ngranule 4096\nobject aa /bin/a\n200000 10\n600000 50\n' >"$W/gap.prof"
-t pnggap -- "$TOOL" profile show --png "$W/gap.png" "$W/gap.prof"
-expect_rc 0
-"$tp" "$W/gap.png" >/dev/null || fail "--png (a gap): not a valid PNG: $("$tp" "$W/gap.png" 2>&1)"
-[ "$("$tp" "$W/gap.png" 28 62)" = "255 255 255" ] || fail "--png: the window without samples is $("$tp" "$W/gap.png" 28 62), not white"
-[ "$("$tp" "$W/gap.png" 40 62)" = "$hot" ] || fail "--png: the hottest window of this profile is $("$tp" "$W/gap.png" 40 62), not $hot"
-# the checker itself refuses a damaged PNG
-cp "$W/a.png" "$W/bad.png"
-printf '\001' | dd of="$W/bad.png" bs=1 seek=$(($(wc -c <"$W/a.png") / 2)) conv=notrunc 2>/dev/null
-! "$tp" "$W/bad.png" >/dev/null 2>&1 || fail "tt_png accepted a PNG with a byte changed"
-# both pictures at once, and a finer window: a wider picture
-t both -- "$TOOL" profile show --window 4K --svg "$W/b.svg" --png "$W/b.png" "$W/a.prof"
-expect_rc 0; expect_no_err
-grep -q '</svg>' "$W/b.svg" || fail "--svg with --png: no SVG"
-size=$("$tp" "$W/b.png") || fail "--png --window 4K: not a valid PNG: $("$tp" "$W/b.png" 2>&1)"
-[ "${size% *}" -gt "$pw" ] || fail "--png: 4K windows (/bin/a spans 514 of them) give no wider a picture than 2M ones ($size)"
+width() { sed -n '1s/.* width="\([0-9]*\)".*/\1/p' "$1"; }
+[ "$(width "$W/b.svg")" -gt "$(width "$W/a.svg")" ] || fail "--svg: 4K windows give no wider a picture than 2M ones"
+grep -q '514 windows of 4K, 3 with samples (the first 400 drawn)' "$W/b.svg" || fail "--svg --window 4K: the span line does not say 400 of 514 are drawn"
 # an output that cannot be written: one line naming it, exit 1
-t pngdir -- "$TOOL" profile show --png "$W/no/such/dir/x.png" "$W/a.prof"
-expect_bad 1 "--png into a directory that does not exist" "$W/no/such/dir/x.png: No such file or directory"
+t svgdir -- "$TOOL" profile show --svg "$W/no/such/dir/x.svg" "$W/a.prof"
+expect_bad 1 "--svg into a directory that does not exist" "$W/no/such/dir/x.svg: No such file or directory"
 if [ -w /dev/full ]; then
-	t pngfull -- "$TOOL" profile show --png /dev/full "$W/a.prof"
-	expect_bad 1 "--png to a full device" "/dev/full: No space left on device"
+	t svgfull -- "$TOOL" profile show --svg /dev/full "$W/a.prof"
+	expect_bad 1 "--svg to a full device" "/dev/full: No space left on device"
 fi
 # a write that fails half-way (a file size limit, its signal ignored):
-# said, and no truncated PNG left behind
+# said, and no SVG cut short left behind (a heat map of 20 objects of 400
+# windows each: some 1.2 MB)
+{
+	printf 'enormoustext-profile 1\ngranule 4096\n'
+	for o in $(seq 1 20); do
+		printf 'object %02x /lib/big%d.so\n' "$o" "$o"
+		seq 0 399 | awk '{ printf "%x %d\n", $1 * 4096, $1 + 1 }'
+	done
+} >"$W/big.prof"
 # shellcheck disable=SC2016 # expanded by the inner shell
-t pngcut -- bash -c 'trap "" XFSZ; ulimit -f 100; exec "$0" profile show --png "$1" "$2"' "$TOOL" "$W/cut.png" "$W/a.prof"
-expect_bad 1 "--png cut short by a file size limit" "$W/cut.png: File too large"
-[ ! -e "$W/cut.png" ] || fail "--png left a PNG cut short: $W/cut.png ($(wc -c <"$W/cut.png") bytes)"
+t svgcut -- bash -c 'trap "" XFSZ; ulimit -f 100; exec "$0" profile show --window 4K --svg "$1" "$2"' "$TOOL" "$W/cut.svg" "$W/big.prof"
+expect_bad 1 "--svg cut short by a file size limit" "$W/cut.svg: File too large"
+[ ! -e "$W/cut.svg" ] || fail "--svg left an SVG cut short: $W/cut.svg ($(wc -c <"$W/cut.svg") bytes)"
 t merge -- "$TOOL" profile merge -o "$W/m.prof" "$W/a.prof" "$W/b.prof"
 expect_rc 0; expect_no_err
 t showm -- "$TOOL" profile show "$W/m.prof"

@@ -1,6 +1,6 @@
 /*
- * tools/enormoustext/output.c — the files the command writes (-o, --png,
- * --svg) as stdio streams over outfile.c (the library's one owner of how a
+ * tools/enormoustext/output.c — the files the command writes (-o, --svg)
+ * as stdio streams over outfile.c (the library's one owner of how a
  * file the user names is written: beside and renamed in, a device or FIFO as
  * it is, a link followed, anything else refused).  Messages name the path
  * the user gave, never a temporary.  (Apart from common.c: the fuzz driver

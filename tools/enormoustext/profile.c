@@ -4,21 +4,20 @@
  * library's own parser), combine several, order a file's functions by
  * heat.
  *
- *   enormoustext profile show [--window SIZE] [--svg OUT] [--png OUT] FILE
+ *   enormoustext profile show [--window SIZE] [--svg OUT] FILE
  *   enormoustext profile merge -o OUT FILE...
  *   enormoustext profile order --object FILE [--format lld|ld] PROFILE
  *   enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] FILE...  (import.c)
  *
- * Owns: `profile show` (windows by heat, the SVG and PNG heat maps),
+ * Owns: `profile show` (windows by heat, the SVG heat map),
  * `profile merge` (et_tool_profile_merge: also `record`'s), `profile
  * order` (functions by heat, for the linker).
  * May call: core (profile: the format, parsed, written and merged there;
- * sysinfo: the PMD size), png.c, output.c, libelf (for `order`).
+ * sysinfo: the PMD size), output.c, libelf (for `order`).
  * Never: reads or writes a profile line itself (core/profile.c does).
  */
 #include "import.h"
 #include "tool.h"
-#include "png.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +31,7 @@
 static void help(FILE *f)
 {
 	fprintf(f,
-	        "usage: enormoustext profile show [--window SIZE] [--svg OUT] [--png OUT] FILE\n"
+	        "usage: enormoustext profile show [--window SIZE] [--svg OUT] FILE\n"
 	        "       enormoustext profile merge -o OUT FILE...\n"
 	        "       enormoustext profile order --object FILE [--format lld|ld] PROFILE\n"
 	        "       enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] [--value TYPE] FILE...\n"
@@ -40,8 +39,8 @@ static void help(FILE *f)
 	        "show: per object of a profile (from `enormoustext record`), its windows\n"
 	        "sorted by heat with the cumulative share of the samples they cover (what\n"
 	        "ENORMOUSTEXT_HOT_COVERAGE chooses from); --svg writes a heat map of each\n"
-	        "object's text, window by window, --png the same as a PNG image (both may\n"
-	        "be given).  --window: the window size (default: the PMD size, 2M).\n"
+	        "object's text, window by window (as a PNG: rsvg-convert -o OUT.png OUT).\n"
+	        "--window: the window size (default: the PMD size, 2M).\n"
 	        "merge: add up several profiles (runs, machines) into OUT; objects are\n"
 	        "matched by build-id; the profiles must have the same granule.\n"
 	        "order: the functions of FILE (matched by build-id) hottest first, for the\n"
@@ -99,10 +98,29 @@ static size_t windows_of(const struct et_profile *p, const struct et_prof_obj *o
 	return n;
 }
 
-/* ---- the heat map: SVG and PNG ----------------------------------------- */
+/* ---- the heat map: SVG ------------------------------------------------- */
 
-/* Cells in a row of the heat map: the widest object's span of windows, from
- * its first window with samples to its last, at most 400. */
+/* One row an object: its name, its samples, its hottest window and that
+ * window's share on the first line; its windows below, one cell each from
+ * the first with samples to the last (at most 400), red shaded from pale
+ * (cold) to dark (its hottest, framed in black), each with a tooltip of its
+ * address and samples; the addresses the row spans on the line under it.
+ * Everything a picture needs is written in it, so a converted PNG
+ * (rsvg-convert -o OUT.png OUT.svg, Inkscape, a browser) says as much as
+ * the SVG. */
+enum {
+	CELL = 12,              /* a window's width */
+	LEFT = 10,
+	TOP = 40,               /* the first object's row */
+	ROWH = 60,              /* an object: its name, its windows, the addresses */
+	CELLS_Y = 16,           /* the windows, below the row's top */
+	CELL_H = 20,
+	MAX_CELLS = 400,
+	CHAR_W = 6,             /* about a character of 11-pixel sans-serif */
+};
+
+/* Cells in a row: the widest object's span of windows, from its first
+ * window with samples to its last, at most MAX_CELLS. */
 static size_t heat_columns(const struct et_profile *p, uint64_t W)
 {
 	size_t maxcells = 1;
@@ -116,7 +134,7 @@ static size_t heat_columns(const struct et_profile *p, uint64_t W)
 		if (c > maxcells)
 			maxcells = c;
 	}
-	return maxcells > 400 ? 400 : maxcells;
+	return maxcells > MAX_CELLS ? MAX_CELLS : maxcells;
 }
 
 /* The green and blue of a window's red (255): from near 235 for the coldest
@@ -126,79 +144,30 @@ static int heat_shade(uint64_t samples, uint64_t max)
 	return 255 - (int)(200.0 * (double)samples / (double)max) - 20;
 }
 
-static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
+static void put_text(FILE *f, const char *s)
 {
-	const int cell = 12, left = 10, top = 40, rowh = 46;
-	size_t maxcells = heat_columns(p, W);
-	int w = left * 2 + (int)maxcells * cell + 200, h = top + (int)p->nobjs * rowh + 20;
-	if (w < 640)
-		w = 640;
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
-	           "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h);
-	fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"13\">samples per %llu KiB window of each object's text "
-	           "(darker: hotter)</text>\n", left, (unsigned long long)(W >> 10));
-	for (size_t i = 0; i < p->nobjs; i++) {
-		const struct et_prof_obj *o = &p->objs[i];
-		int y = top + (int)i * rowh;
-		const char *path = et_profile_path(p, o);
-		fprintf(f, "<text x=\"%d\" y=\"%d\">", left, y + 10);
-		for (const char *c = path; *c; c++) {
-			if (*c == '<') fputs("&lt;", f);
-			else if (*c == '>') fputs("&gt;", f);
-			else if (*c == '&') fputs("&amp;", f);
-			else fputc(*c, f);
-		}
-		fprintf(f, " (%llu sample%s)</text>\n", (unsigned long long)o->total, et_tool_s(o->total));
-		struct win *ws;
-		size_t n = windows_of(p, o, W, &ws);
-		uint64_t max = 1, lo = n ? ws[0].start : 0;
-		for (size_t k = 0; k < n; k++)
-			if (ws[k].samples > max)
-				max = ws[k].samples;
-		for (size_t k = 0; k < n; k++) {
-			size_t c = (size_t)((ws[k].start - lo) / W);
-			if (c >= maxcells)
-				break;
-			int shade = heat_shade(ws[k].samples, max);
-			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"20\" fill=\"rgb(255,%d,%d)\" "
-			           "stroke=\"#ccc\"><title>0x%llx: %llu sample%s</title></rect>\n",
-			        left + (int)c * cell, y + 16, cell, shade, shade, (unsigned long long)ws[k].start,
-			        (unsigned long long)ws[k].samples, et_tool_s(ws[k].samples));
-		}
-		free(ws);
+	for (const char *c = s; *c; c++) {
+		if (*c == '<')
+			fputs("&lt;", f);
+		else if (*c == '>')
+			fputs("&gt;", f);
+		else if (*c == '&')
+			fputs("&amp;", f);
+		else
+			fputc(*c, f);
 	}
-	fputs("</svg>\n", f);
 }
 
-/* The PNG's layout, in pixels: the SVG's, with a line of labels under each
- * row of windows, since a picture has no tooltips to say what a cell is.
- * tests/tools/profile.sh reads the colours of cells placed so. */
-enum {
-	PNG_CELL = 12,          /* a window's width */
-	PNG_LEFT = 10,
-	PNG_TOP = 40,           /* the first object's row */
-	PNG_ROWH = 60,          /* an object: its name, its windows, their labels */
-	PNG_CELLS_Y = 12,       /* the windows, below the name */
-	PNG_CELL_H = 20,
-	PNG_LABEL_CHARS = 160,  /* a line of text stops there */
-	PNG_PATH_CHARS = 100,   /* a longer path keeps its end, the file's name */
-};
-#define PNG_INK 0x000000u
-#define PNG_PAPER 0xffffffu
-#define PNG_GRID 0xccccccu      /* the frame of a window with samples */
-#define PNG_EMPTY 0xe6e6e6u     /* the frame of one without */
-
-/* An object's row of the PNG: its windows and the two lines that say what
- * they are (the name line above them, the address line below). */
-struct png_row {
+/* An object's row: its windows, the hottest, and its two lines of text. */
+struct row {
 	struct win *ws;
 	size_t n, hot, cells;   /* windows with samples, the hottest, cells drawn */
 	uint64_t lo, span;      /* the first window, windows from it to the last */
-	char name[PNG_LABEL_CHARS + 1], range[PNG_LABEL_CHARS + 1];
+	char head[160], range[160];
 };
 
-static void png_row(struct png_row *r, const struct et_profile *p, const struct et_prof_obj *o,
-                    uint64_t W, size_t maxcells)
+static void row_make(struct row *r, const struct et_profile *p, const struct et_prof_obj *o, uint64_t W,
+                     size_t maxcells)
 {
 	r->n = windows_of(p, o, W, &r->ws);
 	r->hot = 0;
@@ -207,113 +176,75 @@ static void png_row(struct png_row *r, const struct et_profile *p, const struct 
 			r->hot = k;
 	r->range[0] = '\0';
 	r->cells = 0;
-	const char *path = et_profile_path(p, o), *cut = "";
-	if (strlen(path) > PNG_PATH_CHARS) {
-		path += strlen(path) - (PNG_PATH_CHARS - 3);
-		cut = "...";
-	}
+	r->lo = r->n ? r->ws[0].start : 0;
 	if (!r->n || !o->total) {
-		snprintf(r->name, sizeof r->name, "%s%s: no samples", cut, path);
+		snprintf(r->head, sizeof r->head, " (%llu sample%s)", (unsigned long long)o->total, et_tool_s(o->total));
 		return;
 	}
 	const struct win *hot = &r->ws[r->hot];
-	snprintf(r->name, sizeof r->name, "%s%s: %llu sample%s, the hottest window 0x%llx has %.1f%%", cut, path,
+	snprintf(r->head, sizeof r->head, " (%llu sample%s; the hottest window 0x%llx has %.1f%%)",
 	         (unsigned long long)o->total, et_tool_s(o->total), (unsigned long long)hot->start,
 	         100.0 * (double)hot->samples / (double)o->total);
-	r->lo = r->ws[0].start;
 	r->span = (r->ws[r->n - 1].start - r->lo) / W + 1;
 	r->cells = r->span < maxcells ? (size_t)r->span : maxcells;
 	char sz[16];
 	et_tool_size(sz, sizeof sz, W);
 	int len = snprintf(r->range, sizeof r->range, "0x%llx - 0x%llx: %llu window%s of %s, %zu with samples",
 	                   (unsigned long long)r->lo, (unsigned long long)(r->lo + r->span * W),
-	                   (unsigned long long)r->span, r->span == 1 ? "" : "s", sz, r->n);
+	                   (unsigned long long)r->span, et_tool_s(r->span), sz, r->n);
 	if (r->cells < r->span && len > 0 && (size_t)len < sizeof r->range)
 		snprintf(r->range + len, sizeof r->range - (size_t)len, " (the first %zu drawn)", r->cells);
 }
 
-/* Draws row r with its top at y: each window of the span a cell, those
- * without samples left white, the others shaded as in the SVG. */
-static void png_row_draw(struct et_img *im, const struct png_row *r, uint64_t W, int y)
+static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
 {
-	int cy = y + PNG_CELLS_Y;
-	et_img_text(im, PNG_LEFT, y, 1, r->name, PNG_INK);
-	if (!r->cells)
-		return;
-	for (size_t c = 0; c < r->cells; c++)
-		et_img_frame(im, PNG_LEFT + (int)c * PNG_CELL, cy, PNG_CELL + 1, PNG_CELL_H, PNG_EMPTY);
-	for (size_t k = 0; k < r->n; k++) {
-		size_t c = (size_t)((r->ws[k].start - r->lo) / W);
-		if (c >= r->cells)
-			break;
-		uint32_t s = (uint32_t)heat_shade(r->ws[k].samples, r->ws[r->hot].samples);
-		int x = PNG_LEFT + (int)c * PNG_CELL;
-		/* neighbours share a frame line: the one drawn last shows */
-		et_img_fill(im, x, cy, PNG_CELL + 1, PNG_CELL_H, 0xff0000u | s << 8 | s);
-		et_img_frame(im, x, cy, PNG_CELL + 1, PNG_CELL_H, PNG_GRID);
-	}
-	uint64_t hc = (r->ws[r->hot].start - r->lo) / W;
-	if (hc < r->cells)
-		et_img_frame(im, PNG_LEFT + (int)hc * PNG_CELL, cy, PNG_CELL + 1, PNG_CELL_H, PNG_INK);
-	et_img_text(im, PNG_LEFT, cy + PNG_CELL_H + 4, 1, r->range, PNG_INK);
-}
-
-/* Writes the heat map to out as a PNG; ET_EXIT_OK, or ET_EXIT_BAD with one
- * line naming out.  A file left half-written is removed: a PNG that stops
- * short would only look like one. */
-static int png_heatmap(const char *out, const struct et_profile *p, uint64_t W)
-{
-	char title[128];
-	snprintf(title, sizeof title, "samples per %llu KiB window of each object's text "
-	         "(darker: hotter; framed: the hottest)", (unsigned long long)(W >> 10));
-	/* as wide as the SVG, or as the longest line */
-	size_t maxcells = heat_columns(p, W), chars = strlen(title);
-	struct png_row r;
+	size_t maxcells = heat_columns(p, W), chars = 0;
+	struct row r;
 	for (size_t i = 0; i < p->nobjs; i++) {
-		png_row(&r, p, &p->objs[i], W, maxcells);
-		chars = strlen(r.name) > chars ? strlen(r.name) : chars;
+		row_make(&r, p, &p->objs[i], W, maxcells);
+		size_t c = strlen(et_profile_path(p, &p->objs[i])) + strlen(r.head);
+		chars = c > chars ? c : chars;
 		chars = strlen(r.range) > chars ? strlen(r.range) : chars;
 		free(r.ws);
 	}
-	int w = PNG_LEFT * 2 + (int)maxcells * PNG_CELL + 200;
-	if (w < PNG_LEFT * 2 + (int)chars * ET_FONT_ADVANCE)
-		w = PNG_LEFT * 2 + (int)chars * ET_FONT_ADVANCE;
+	int w = LEFT * 2 + (int)maxcells * CELL + 200, h = TOP + (int)p->nobjs * ROWH + 20;
+	if (w < LEFT * 2 + (int)chars * CHAR_W)
+		w = LEFT * 2 + (int)chars * CHAR_W;
 	if (w < 640)
 		w = 640;
-	size_t h = PNG_TOP + p->nobjs * PNG_ROWH;
-	struct et_img im;
-	if (h > ET_IMG_MAX_BYTES || et_img_init(&im, w, (int)h, PNG_PAPER) != 0) {
-		et_tool_err("%s: cannot make a picture of %d x %zu pixels (over %zu MiB, or out of memory)", out, w,
-		            h, ET_IMG_MAX_BYTES >> 20);
-		return ET_EXIT_BAD;
-	}
-	et_img_text(&im, PNG_LEFT, 14, 1, title, PNG_INK);
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+	           "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h);
+	fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"13\">samples per %llu KiB window of each object's text "
+	           "(darker: hotter; framed: the hottest)</text>\n", LEFT, (unsigned long long)(W >> 10));
 	for (size_t i = 0; i < p->nobjs; i++) {
-		png_row(&r, p, &p->objs[i], W, maxcells);
-		png_row_draw(&im, &r, W, PNG_TOP + (int)i * PNG_ROWH);
+		const struct et_prof_obj *o = &p->objs[i];
+		int y = TOP + (int)i * ROWH;
+		row_make(&r, p, o, W, maxcells);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">", LEFT, y + 10);
+		put_text(f, et_profile_path(p, o));
+		fprintf(f, "%s</text>\n", r.head);
+		uint64_t max = r.n && r.ws[r.hot].samples ? r.ws[r.hot].samples : 1;
+		/* the hottest last, so that its frame is drawn over its neighbours' */
+		for (size_t j = 0; j < r.n; j++) {
+			size_t k = j == r.n - 1 ? r.hot : j >= r.hot ? j + 1 : j;
+			size_t c = (size_t)((r.ws[k].start - r.lo) / W);
+			if (c >= r.cells)
+				continue;
+			int shade = heat_shade(r.ws[k].samples, max);
+			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(255,%d,%d)\" "
+			           "stroke=\"%s\"><title>0x%llx: %llu sample%s</title></rect>\n",
+			        LEFT + (int)c * CELL, y + CELLS_Y, CELL, CELL_H, shade, shade,
+			        k == r.hot ? "black" : "#ccc", (unsigned long long)r.ws[k].start,
+			        (unsigned long long)r.ws[k].samples, et_tool_s(r.ws[k].samples));
+		}
+		if (r.range[0]) {
+			fprintf(f, "<text x=\"%d\" y=\"%d\">", LEFT, y + CELLS_Y + CELL_H + 13);
+			put_text(f, r.range);
+			fputs("</text>\n", f);
+		}
 		free(r.ws);
 	}
-
-	/* by outfile.c's rules: a file is written beside and renamed into place
-	 * (an old picture stays whole if this one fails); a device or FIFO is
-	 * written as it is */
-	int rc = ET_EXIT_OK;
-	struct et_tool_out *t = malloc(sizeof *t);
-	FILE *f = t ? et_tool_out_open(t, out) : NULL;
-	if (!t)
-		et_tool_err("out of memory");
-	if (!f) {
-		rc = ET_EXIT_BAD;
-	} else if (et_png_write(f, &im) != 0) {
-		et_tool_out_error(out, &t->o, t->o.err ? t->o.err : errno ? errno : EIO);
-		et_tool_out_abort(t);
-		rc = ET_EXIT_BAD;
-	} else if (et_tool_out_close(t) != 0) {
-		rc = ET_EXIT_BAD;
-	}
-	free(t);
-	et_img_free(&im);
-	return rc;
+	fputs("</svg>\n", f);
 }
 
 static int cmd_show(int argc, char **argv)
@@ -321,25 +252,23 @@ static int cmd_show(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "window", required_argument, NULL, 'w' },
 		{ "svg", required_argument, NULL, 's' },
-		{ "png", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct et_sysinfo si;
 	et_sysinfo_read_pmd(&si, "/");
 	uint64_t W = si.pmd_size;
-	const char *svg = NULL, *png = NULL;
+	const char *svg = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:w:s:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:w:s:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			if (et_parse_size(optarg, &W) != 0 || W < 4096 || (W & (W - 1)))
 				return et_tool_usage("--window takes a power of two of at least 4K, not '%s'", optarg);
 			break;
 		case 's': svg = optarg; break;
-		case 'p': png = optarg; break;
 		case 'h': help(stdout); return ET_EXIT_OK;
 		default: return et_tool_bad_option(c, argv, optind);
 		}
@@ -387,8 +316,6 @@ static int cmd_show(int argc, char **argv)
 		}
 		free(t);
 	}
-	if (png && png_heatmap(png, &p, W) != ET_EXIT_OK)
-		rc = ET_EXIT_BAD;
 	et_profile_free(&p);
 	return rc;
 }

@@ -107,7 +107,7 @@ int et_tool_parse_pid(const char *s, long *out);
 
 /* ------------------------------------------------------------ output */
 
-/* A file the command writes (-o, --png, --svg), by outfile.c's rules (see
+/* A file the command writes (-o, --svg), by outfile.c's rules (see
  * core/outfile.h): a regular file is written beside and renamed in, so a
  * failure leaves the old one whole; a device or FIFO is written as it is; a
  * link is followed; anything else is refused.  Messages name the path as
