@@ -123,5 +123,24 @@ printf '[Unit]\nDescription=none\n[Service]\nType=oneshot\n' >"$R/lib/systemd/sy
 t prime_noexec -- "$TOOL" enable noexec --prime --root "$R"
 expect_bad 1 "--prime without ExecStart" "noexec.service: no ExecStart"
 [ ! -e "$R/etc/systemd/system/noexec.service.d" ] || fail "a refused --prime wrote something"
+# the loader cannot start the program (a library gone): one line with what
+# the loader said, nothing written
+printf 'int gone_fn(void) { return 0; }\n' >"$W/gone.c"
+printf 'int gone_fn(void);\nint main(void) { return gone_fn(); }\n' >"$W/usegone.c"
+cc_link "$W/libgone.so" "$W/gone.c" -shared -fPIC
+cc_link "$W/usegone" "$W/usegone.c" -L"$W" -lgone
+rm "$W/libgone.so"
+printf '[Service]\nExecStart=%s\n' "$W/usegone" >"$R/lib/systemd/system/gone.service"
+t prime_gone -- "$TOOL" enable gone --prime --root "$R"
+expect_bad 1 "--prime, a library of the program gone" "--prime: .* --list $W/usegone failed \\(exit status [0-9]+\\).*libgone\\.so"
+[ ! -e "$R/etc/systemd/system/gone.service.d" ] || fail "a --prime whose program cannot start wrote something"
+# an interpreter that is no loader (a program of its own) is never run
+if readelf -lW /bin/ls 2>/dev/null | grep -q 'Requesting program interpreter'; then
+	cc_link "$W/oddinterp" "$W/gone.c" -Wl,--dynamic-linker=/bin/ls -Wl,-e,gone_fn -nostartfiles
+	printf '[Service]\nExecStart=%s\n' "$W/oddinterp" >"$R/lib/systemd/system/odd.service"
+	t prime_odd -- "$TOOL" enable odd --prime --root "$R"
+	expect_bad 1 "--prime, /bin/ls as the program's interpreter" \
+		"--prime: $W/oddinterp: its loader /bin/ls is not a loader \\(it has an interpreter of its own\\): not run"
+fi
 
 pass

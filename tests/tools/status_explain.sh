@@ -3,8 +3,9 @@
 # the facts this test reads itself: on this machine (THP mode and defrag
 # from sysfs, the hugetlb pool, the file probe) and on --root trees made to
 # differ (never on Linux 5.15 and 6.18, always, defrag never, a pool with
-# free pages, one without); for a PROGRAM: the objects are what ldd finds,
-# a library found through RUNPATH $ORIGIN, the windows are check's for the
+# free pages, one without); for a PROGRAM: the objects are what ldd finds
+# (for a library too), a library found through RUNPATH $ORIGIN, a program
+# its loader cannot start and one whose interpreter is no loader, the windows are check's for the
 # program and prime --check's state decides zero-copy for the library linked
 # with enormous.ld; the copy rate is measured (a start-up figure); JSON
 # fields parse and agree with the text; bad input.
@@ -161,6 +162,44 @@ else
 	grep -q "copied into anonymous memory" "$OUT" && fail "nothing to copy, yet a copy sentence"
 fi
 [ "$zc" -gt 0 ] && expect_out "^- [0-9]+ windows? \\([^)]*\\) comes? zero-copy from the page cache"
+
+# The libraries are what the program's own loader lists (loader.c): a
+# shared library (no interpreter of its own) is asked of this system's
+# loader, and its objects are what ldd finds for it, each needed by the
+# object whose DT_NEEDED names it.
+t lib -- "$TOOL" status --json --explain --no-probe "$TT_LIB"
+expect_rc 0; json "$OUT"
+f=$OUT.flat
+awk -F'\t' '$1 ~ /^\.explain\.program\.objects\[[0-9]+\]\.path$/ { print $3 }' "$f" |
+	xargs -r readlink -f | sort >"$W/lib.ours"
+{ readlink -f "$TT_LIB"; ldd "$TT_LIB" | awk '/=> \// { print $3 } /^\t\/[^ ]+ \(/ { print $1 }' | xargs -r readlink -f; } |
+	sort -u >"$W/lib.ldd"
+diff -u "$W/lib.ldd" "$W/lib.ours" || fail "the objects of $TT_LIB are not what ldd finds (diff above)"
+libc=$(ldd "$TT_LIB" | awk '$1 ~ /^libc\.so/ { print $3 }')
+if [ -n "$libc" ]; then
+	i=$(jindex "$f" .explain.program.objects path "$libc")
+	[ -n "$i" ] || fail "$libc is not among the objects of $TT_LIB"
+	[ "$(jneed "$f" ".explain.program.objects[$i].needed_by")" = "$TT_LIB" ] ||
+		fail "$libc is not needed by $TT_LIB but by $(jget "$f" ".explain.program.objects[$i].needed_by")"
+fi
+# A program its loader cannot start (a library gone): the loader's words,
+# and the program and its interpreter counted alone; status 0.
+printf 'int gone_fn(void) { return 0; }\n' >"$W/gone.c"
+printf 'int gone_fn(void);\nint main(void) { return gone_fn(); }\n' >"$W/usegone.c"
+cc_link "$W/libgone.so" "$W/gone.c" -shared -fPIC
+cc_link "$W/usegone" "$W/usegone.c" -L"$W" -lgone
+rm "$W/libgone.so"
+t gone -- "$TOOL" status --explain --no-probe "$W/usegone"
+expect_rc 0; expect_no_err
+expect_out "^- .* --list $W/usegone failed \\(exit status [0-9]+\\): .*libgone\\.so.*; only the program and its interpreter are counted\$"
+expect_out "^- $W/usegone and the 1 object it loads "
+# An interpreter that is no loader (a program of its own) is never run.
+if readelf -lW /bin/ls 2>/dev/null | grep -q 'Requesting program interpreter'; then
+	cc_link "$W/oddinterp" "$W/gone.c" -Wl,--dynamic-linker=/bin/ls -Wl,-e,gone_fn -nostartfiles
+	t odd -- "$TOOL" status --explain --no-probe "$W/oddinterp"
+	expect_rc 0
+	expect_out "^- $W/oddinterp: its loader /bin/ls is not a loader \\(it has an interpreter of its own\\): not run to find its libraries; only the program and its interpreter are counted\$"
+fi
 
 # Bad input.
 t missing -- "$TOOL" status --explain "$W/nope"

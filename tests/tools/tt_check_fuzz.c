@@ -20,7 +20,7 @@
  *    crash.
  * Prints one summary line; "FAIL: ..." lines and exit 1 on a violation.
  */
-#include "tool.h"
+#include "check_elf.h"
 
 #include <elf.h>
 #include <stdio.h>

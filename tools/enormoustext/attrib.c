@@ -8,15 +8,16 @@
  * hold (program headers and build-id, from the file as named or from
  * perf's build-id cache), the counts per (file, granule), and writing them
  * as a profile.
- * May call: core (profile: the writer; util), libelf, profile.c
- * (et_tool_build_id), output.c.
+ * May call: core (profile: the writer; util), elffile.c (a file's PT_LOADs
+ * and build-id), output.c, msg.c, common.c.
  * Never: writes a profile line itself (core/profile.c's writer does).
  */
 #include "attrib.h"
+#include "elffile.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
+#include <elf.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,10 +79,6 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 void et_attr_init(bool is_live)
 {
 	live = is_live;
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		et_tool_err("libelf: %s", elf_errmsg(-1));
-		exit(ET_EXIT_BAD);
-	}
 }
 
 void et_attr_new_source(void)
@@ -93,31 +90,26 @@ void et_attr_new_source(void)
  * f means (f->want, when given, is its build-id); false when it is not. */
 static bool try_file(struct file *f, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	struct et_tool_elf x;
+	if (et_tool_elf_open(&x, path, 0) != 0)
 		return false;
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	size_t n = 0;
+	struct et_tool_seg *segs;
+	long n = et_tool_elf_segments(&x, &segs);
 	bool ok = false;
-	if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0) {
+	if (n >= 0) {
 		char bid[41];
-		et_tool_build_id(e, bid);
+		et_tool_elf_build_id_key(&x, bid);
 		if (!f->want[0] || !strcmp(bid, f->want)) {
 			f->nsegs = 0;
-			for (size_t i = 0; i < n; i++) {
-				GElf_Phdr ph;
-				if (!gelf_getphdr(e, (int)i, &ph))
-					break;
-				if (ph.p_type == PT_LOAD && f->nsegs < 16)
-					f->segs[f->nsegs++] = (struct loadseg){ ph.p_offset, ph.p_filesz, ph.p_vaddr };
-			}
+			for (long i = 0; i < n; i++)
+				if (segs[i].type == PT_LOAD && f->nsegs < 16)
+					f->segs[f->nsegs++] = (struct loadseg){ segs[i].offset, segs[i].filesz, segs[i].vaddr };
 			snprintf(f->build_id, sizeof f->build_id, "%s", f->want[0] ? f->want : bid);
 			ok = true;
 		}
+		free(segs);
 	}
-	if (e)
-		elf_end(e);
-	close(fd);
+	et_tool_elf_close(&x);
 	return ok;
 }
 

@@ -5,10 +5,10 @@
  * Owns: check's options and the loop over its files.
  * May call: check_elf.c (the analysis of one file), core (options: the pad
  * threshold's default is the library's, from its table; sysinfo: this
- * system's PMD size; json).
+ * system's PMD size; json), msg.c, common.c.
  * Never: holds a default of the library's itself.
  */
-#include "tool.h"
+#include "check_elf.h"
 
 #include <getopt.h>
 #include <string.h>

@@ -26,13 +26,15 @@
  * Owns: the analysis of one ELF file for `check` (et_check_image,
  * et_check_path): its text, windows, padding, layout cost and advice, as
  * text or JSON; and its summary for `status --explain` (et_check_summary).
- * May call: core (plan: the library's own rule for windows; json), libelf,
- * common.c (sizes).
+ * May call: core (plan: the library's own rule for windows; json), libelf
+ * (on the image elffile.c opened), elffile.c (the image opened, the
+ * build-id), common.c (sizes).
  * Never: reads past the image it was given; writes more than one line to
- * the error stream for a bad file; depends on output.c or main.c (the fuzz
- * driver links this file with common.c alone).
+ * the error stream for a bad file; depends on output.c or msg.c (the fuzz
+ * driver links this file with elffile.c and common.c alone).
  */
-#include "tool.h"
+#include "check_elf.h"
+#include "elffile.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -51,9 +53,6 @@
 #endif
 #ifndef DF_TEXTREL
 #define DF_TEXTREL 0x4
-#endif
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3
 #endif
 
 struct seg {
@@ -217,25 +216,6 @@ static void hexid(const unsigned char *d, size_t n, char *out, size_t cap)
 	out[k] = '\0';
 }
 
-static void notes(Elf_Data *d, struct info *in)
-{
-	size_t off = 0, next;
-	GElf_Nhdr nh;
-	size_t name_off, desc_off;
-	while (!in->build_id[0] && off < d->d_size &&
-	       (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-		if (next <= off)
-			break;
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz > 0 &&
-		    name_off + 4 <= d->d_size && desc_off <= d->d_size &&
-		    nh.n_descsz <= d->d_size - desc_off &&
-		    !memcmp((const char *)d->d_buf + name_off, "GNU", 4))
-			hexid((const unsigned char *)d->d_buf + desc_off, nh.n_descsz, in->build_id,
-			      sizeof in->build_id);
-		off = next;
-	}
-}
-
 static const char *type_name(unsigned t)
 {
 	switch (t) {
@@ -322,11 +302,6 @@ static int read_elf(Elf *e, const unsigned char *b, size_t len, const char *name
 			snprintf(in->interp, sizeof in->interp, "%.*s", (int)n, s);
 			has_interp = true;
 			in->is_musl = strstr(in->interp, "ld-musl") != NULL;
-		} else if (ph.p_type == PT_NOTE && ph.p_filesz && !in->build_id[0]) {
-			Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
-			                                   ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-			if (d)
-				notes(d, in);
 		} else if (ph.p_type == PT_DYNAMIC && ph.p_filesz) {
 			Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_DYN);
 			if (!d)
@@ -370,11 +345,6 @@ static int read_elf(Elf *e, const unsigned char *b, size_t len, const char *name
 		if (sn && (!strcmp(sn, ".text.hot") || !strncmp(sn, ".text.hot.", 10))) {
 			in->has_hot = true;
 			in->hot_bytes += sh.sh_size;
-		}
-		if (sh.sh_type == SHT_NOTE && !in->build_id[0] && sh.sh_size) {
-			Elf_Data *d = elf_getdata(scn, NULL);
-			if (d && d->d_buf && (d->d_type == ELF_T_NHDR || d->d_type == ELF_T_NHDR8))
-				notes(d, in);
 		}
 	}
 	return 0;
@@ -931,17 +901,17 @@ static int parse_image(const char *name, void *buf, size_t len, const struct et_
 	int rc = precheck(buf, len, name, err, in);
 	if (rc)
 		return rc;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return bad(err, name, "libelf is too old: %s", elf_msg());
-	Elf *e = elf_memory(buf, len);
-	if (!e)
-		return bad(err, name, "corrupt ELF file: %s", elf_msg());
-	if (elf_kind(e) != ELF_K_ELF) {
-		elf_end(e);
-		return bad(err, name, "not an ELF file");
+	struct et_tool_elf x;
+	if (et_tool_elf_memory(&x, buf, len) != 0)
+		return bad(err, name, "%s", x.why);
+	rc = read_elf(x.e, buf, len, name, err, in);
+	if (rc == 0) {
+		/* every header and section checked: the build-id as everyone reads it */
+		const unsigned char *id;
+		size_t n = et_tool_elf_build_id(&x, &id);
+		hexid(id, n, in->build_id, sizeof in->build_id);
 	}
-	rc = read_elf(e, buf, len, name, err, in);
-	elf_end(e);
+	et_tool_elf_close(&x);
 	if (rc == 0)
 		analyse(in, opts);
 	return rc;

@@ -35,19 +35,23 @@
  * what changed.
  *
  * Owns: `collapse`.
- * May call: core (smaps, profile, plan's et_plan_hot, json), common.c,
- * libelf (a file's PT_LOADs and build-id, for --profile).
+ * May call: core (smaps, profile, plan's et_plan_hot, json, mm_flags),
+ * elffile.c (a file's PT_LOADs and build-id, for --profile), profiles.c
+ * (the profile loaded), msg.c, common.c.
  * Never: touches the target in any other way than MADV_COLLAPSE (its
  * contents, protections and mappings stay as they are); with --dry-run,
  * not even that.
  */
 #include "tool.h"
+#include "elffile.h"
+#include "profiles.h"
 
+#include "core/mm_flags.h"
 #include "core/run.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
+#include <elf.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -68,9 +72,6 @@
 #endif
 #ifndef SYS_process_madvise
 #define SYS_process_madvise 440
-#endif
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
 #endif
 
 enum rkind { K_FILE, K_ANON };
@@ -397,30 +398,26 @@ static int scan(struct cproc *p, const struct et_smaps *sm, const struct copts *
  * file's build-id; -1 when the file cannot be read as ELF. */
 static int elf_facts(const char *path, uint64_t off, uint64_t *vaddr, char bid[41])
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	struct et_tool_elf x;
+	if (et_tool_elf_open(&x, path, 0) != 0)
 		return -1;
 	int rc = -1;
-	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	size_t n = 0;
-	if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0) {
-		et_tool_build_id(e, bid);
-		for (size_t i = 0; i < n; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(e, (int)i, &ph))
-				break;
-			uint64_t pg = ph.p_offset & ~(uint64_t)0xfff;
-			if (ph.p_type == PT_LOAD && off >= pg && off < ph.p_offset + ph.p_filesz) {
-				*vaddr = ph.p_vaddr - (ph.p_offset - off);
+	struct et_tool_seg *segs;
+	long n = et_tool_elf_segments(&x, &segs);
+	if (n >= 0) {
+		et_tool_elf_build_id_key(&x, bid);
+		for (long i = 0; i < n; i++) {
+			const struct et_tool_seg *ph = &segs[i];
+			uint64_t pg = ph->offset & ~(uint64_t)0xfff;
+			if (ph->type == PT_LOAD && off >= pg && off < ph->offset + ph->filesz) {
+				*vaddr = ph->vaddr - (ph->offset - off);
 				rc = 0;
 				break;
 			}
 		}
+		free(segs);
 	}
-	if (e)
-		elf_end(e);
-	close(fd);
+	et_tool_elf_close(&x);
 	return rc;
 }
 
@@ -920,8 +917,7 @@ int et_cmd_collapse(int argc, char **argv)
 	}
 	kernel_facts(&o);
 	if (o.profile_path) {
-		if (et_profile_load(&o.prof, o.profile_path) != 0) {
-			et_tool_err("%s: %s", o.profile_path, o.prof.err);
+		if (et_tool_profile_load(&o.prof, o.profile_path) != 0) {
 			rc = ET_EXIT_BAD;
 			goto out;
 		}

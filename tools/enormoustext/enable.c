@@ -11,9 +11,10 @@
  * A unit: the drop-in /etc/systemd/system/UNIT.d/enormoustext.conf, whose
  * first line is MARKER (a file there without it is someone else's and is
  * never replaced nor removed): Environment=LD_PRELOAD=<the library `run`
- * uses>, each --env checked with the library's own parser (run.c's
+ * uses>, each --env checked with the library's own parser (preload.c's
  * et_tool_options_bad), and with --prime an ExecStartPre= that primes the
- * unit's program and its shared libraries.
+ * unit's program and its shared libraries (as its own loader lists them:
+ * loader.c).
  *
  * A binary: /etc/ld.so.preload names the library through a path of its
  * own (LIBDIR/enormoustext/preload/NAME, a symbolic link made here, see
@@ -31,26 +32,30 @@
  *
  * Owns: `enable`, `disable`: the drop-in, the include list, the entry in
  * ld.so.preload and its backup, the link.
- * May call: core (options, outfile, hostwide names), run.c (the library,
- * the options' check), libelf.
+ * May call: core (options, outfile, hostwide names), preload.c (the
+ * library, the options' check), loader.c (a program's libraries),
+ * elffile.c (a file's type, architecture, interpreter), spawn.c
+ * (systemctl, the trial run), output.c, msg.c, common.c.
  * Never: writes a file it did not write (no MARKER), or the loader's list
  * without first running a program with the library loaded through the
  * new path.
  */
 #include "tool.h"
+#include "elffile.h"
+#include "loader.h"
+#include "preload.h"
 
 #include "core/hostwide.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
+#include <elf.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define MARKER "# enormoustext enable:"
@@ -221,77 +226,6 @@ static void remove_empty_parents(const char *path, const char *stop)
 	}
 }
 
-/* Run argv with env, stdout into *out (malloc'd, may be NULL), stderr
- * into *err when err is given (else inherited); the exit status, or -1
- * when it could not run or was killed. */
-static int capture(char *const argv[], char *const envp[], char **out, char **err)
-{
-	int po[2], pe[2] = { -1, -1 };
-	if (pipe2(po, O_CLOEXEC) != 0)
-		return -1;
-	if (err && pipe2(pe, O_CLOEXEC) != 0) {
-		close(po[0]);
-		close(po[1]);
-		return -1;
-	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(po[1], 1);
-		if (err)
-			dup2(pe[1], 2);
-		if (envp)
-			execve(argv[0], argv, envp);
-		else
-			execv(argv[0], argv);
-		_exit(127);
-	}
-	close(po[1]);
-	if (err)
-		close(pe[1]);
-	int fds[2] = { po[0], err ? pe[0] : -1 };
-	char *bufs[2] = { NULL, NULL };
-	size_t lens[2] = { 0, 0 };
-	for (int k = 0; k < 2; k++) {
-		if (fds[k] < 0)
-			continue;
-		size_t cap = 0;
-		for (;;) {
-			if (lens[k] + 4096 + 1 > cap) {
-				cap = cap ? cap * 2 : 8192;
-				char *nb = realloc(bufs[k], cap);
-				if (!nb)
-					break;
-				bufs[k] = nb;
-			}
-			ssize_t r = read(fds[k], bufs[k] + lens[k], 4096);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				break;
-			lens[k] += (size_t)r;
-		}
-		if (bufs[k])
-			bufs[k][lens[k]] = '\0';
-		close(fds[k]);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (out)
-		*out = bufs[0];
-	else
-		free(bufs[0]);
-	if (err)
-		*err = bufs[1];
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* ------------------------------------------------------------------ ELF */
 
 struct elf_facts {
@@ -303,45 +237,25 @@ struct elf_facts {
 /* 0, or -1 with *why set ("not an ELF file", ...). */
 static int elf_read(const char *path, struct elf_facts *f, const char **why)
 {
+	static char reason[256];
 	memset(f, 0, sizeof *f);
-	*why = "not an ELF file";
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		*why = strerror(errno);
-		return -1;
-	}
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		*why = "not a regular file";
+	struct et_tool_elf x;
+	unsigned type, machine, cls;
+	if (et_tool_elf_open(&x, path, ET_TOOL_ELF_REGULAR) != 0) {
+		snprintf(reason, sizeof reason, "%s", x.why);
+		*why = reason;
 		return -1;
 	}
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	GElf_Ehdr eh;
 	int rc = -1;
-	if (e && elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh)) {
-		f->type = eh.e_type;
-		f->machine = eh.e_machine;
-		f->klass = gelf_getclass(e);
-		size_t n = 0;
-		if (elf_getphdrnum(e, &n) == 0) {
-			for (size_t i = 0; i < n; i++) {
-				GElf_Phdr ph;
-				if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_INTERP)
-					continue;
-				size_t len = ph.p_filesz < sizeof f->interp_path - 1 ? ph.p_filesz : sizeof f->interp_path - 1;
-				ssize_t r = pread(fd, f->interp_path, len, (off_t)ph.p_offset);
-				f->interp_path[r > 0 ? r : 0] = '\0';
-				f->interp = r > 0;
-			}
-		}
+	*why = "not an ELF file";
+	if (et_tool_elf_header(&x, &type, &machine, &cls)) {
+		f->type = (int)type;
+		f->machine = (int)machine;
+		f->klass = (int)cls;
+		f->interp = et_tool_elf_interp(&x, f->interp_path, sizeof f->interp_path);
 		rc = 0;
 	}
-	if (e)
-		elf_end(e);
-	close(fd);
+	et_tool_elf_close(&x);
 	return rc;
 }
 
@@ -579,7 +493,7 @@ static void unit_from_systemd(const char *unit, const char *lib, struct unit_fac
 		             (char *)"--value", (char *)unit, NULL };
 	if (access(argv[0], X_OK) != 0)
 		argv[0] = (char *)"/usr/bin/systemctl";
-	if (capture(argv, NULL, &out, NULL) == 0 && out) {
+	if (et_tool_capture(argv, NULL, &out, NULL) == 0 && out) {
 		/* "{ path=/usr/sbin/mariadbd ; argv[]=... ; ... }" */
 		const char *p = strstr(out, "path=");
 		if (p) {
@@ -593,7 +507,7 @@ static void unit_from_systemd(const char *unit, const char *lib, struct unit_fac
 	argv[3] = (char *)"Environment";
 	const char *pl = NULL;
 	size_t ll = strlen(lib);
-	if (capture(argv, NULL, &out, NULL) == 0 && out && (pl = strstr(out, "LD_PRELOAD=")) &&
+	if (et_tool_capture(argv, NULL, &out, NULL) == 0 && out && (pl = strstr(out, "LD_PRELOAD=")) &&
 	    !(!strncmp(pl + 11, lib, ll) && strchr(" \n", pl[11 + ll]))) {   /* not this drop-in's own */
 		u->preload = true;
 		snprintf(u->where, sizeof u->where, "systemctl show -p Environment %s", unit);
@@ -617,17 +531,9 @@ static void exec_path(const char *exec, char *out, size_t cap)
 	snprintf(out, cap, "%s", exec);
 }
 
-/*
- * The shared libraries of a program, for `prime`: as the program's own
- * loader finds them, by asking it (`INTERP --list PROGRAM`, what ldd does):
- * the loader's search has the cache (/etc/ld.so.cache), the hwcaps
- * subdirectories, DT_RUNPATH against DT_RPATH, $ORIGIN and the default
- * directories, and only the loader itself gets all of them right.  It maps
- * the libraries and runs none of their code.  Only a loader owned by root
- * and writable by no one else is run.  The paths into *libs (malloc'd);
- * a library the loader does not find is said in one line and left out.
- * 0 or ET_EXIT_BAD.
- */
+/* The shared libraries of a program, for `prime`, as its own loader finds
+ * them (loader.c): the paths into *libs (malloc'd); a library the loader
+ * does not find is said in one line and left out.  0 or ET_EXIT_BAD. */
 static int program_libraries(const char *prog, char ***libs, size_t *nlibs)
 {
 	struct elf_facts f;
@@ -638,49 +544,28 @@ static int program_libraries(const char *prog, char ***libs, size_t *nlibs)
 		et_tool_err("--prime: the unit's program %s: %s", prog, why);
 		return ET_EXIT_BAD;
 	}
-	if (!f.interp)
-		return 0;   /* statically linked: no libraries */
-	struct stat st;
-	if (f.interp_path[0] != '/' || stat(f.interp_path, &st) != 0 || st.st_uid != 0 ||
-	    (st.st_mode & 022)) {
-		et_tool_err("--prime: %s: its loader %s is not a root-owned file writable by root only: "
-		            "not run to find its libraries", prog, f.interp_path);
-		return ET_EXIT_BAD;
-	}
-	char *out = NULL;
-	char *argv[] = { f.interp_path, (char *)"--list", (char *)prog, NULL };
-	char *envp[] = { NULL };
-	int rc = capture(argv, envp, &out, NULL);
-	if (rc != 0 || !out) {
-		et_tool_err("--prime: %s --list %s failed (exit status %d)", f.interp_path, prog, rc);
-		free(out);
+	struct et_tool_libs l;
+	char msg[1024];
+	if (et_tool_libraries(prog, f.interp ? f.interp_path : "", &l, msg, sizeof msg) != 0) {
+		et_tool_err("--prime: %s", msg);
 		return ET_EXIT_BAD;
 	}
 	char **v = NULL;
 	size_t n = 0;
-	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-		char *arrow = strstr(line, "=> ");
-		if (!arrow)
-			continue;   /* the vdso, the loader itself */
-		char *p = arrow + 3;
-		if (strncmp(p, "not found", 9) == 0) {
-			char *name = line + strspn(line, " \t");
-			et_tool_err("--prime: %s: the loader does not find %.*s: not primed", prog,
-			            (int)(arrow - name > 0 ? arrow - name - 1 : 0), name);
+	for (size_t i = 0; i < l.n; i++) {
+		if (!l.v[i].needed)
+			continue;   /* the loader itself, ld.so.preload's */
+		if (!l.v[i].path) {
+			et_tool_err("--prime: %s: the loader does not find %s: not primed", prog, l.v[i].name);
 			continue;
 		}
-		char *end = strstr(p, " (0x");
-		if (end)
-			*end = '\0';
-		if (p[0] != '/')
-			continue;
 		char **nv = realloc(v, (n + 1) * sizeof *v);
 		if (!nv)
 			break;
 		v = nv;
-		v[n++] = strdup(p);
+		v[n++] = strdup(l.v[i].path);
 	}
-	free(out);
+	et_tool_libs_free(&l);
 	*libs = v;
 	*nlibs = n;
 	return 0;
@@ -703,7 +588,7 @@ static int reload(const struct ctx *c, const char *unit)
 		char *argv[] = { (char *)"/bin/systemctl", (char *)"daemon-reload", NULL };
 		if (access(argv[0], X_OK) != 0)
 			argv[0] = (char *)"/usr/bin/systemctl";
-		int rc = capture(argv, NULL, NULL, NULL);
+		int rc = et_tool_capture(argv, NULL, NULL, NULL);
 		if (rc != 0) {
 			et_tool_err("systemctl daemon-reload failed (exit status %d): run it by hand", rc);
 			return ET_EXIT_BAD;
@@ -1102,7 +987,7 @@ static int trial(const struct hw *h, const char *prog)
 	char *argv[] = { (char *)prog, NULL };
 	char *envp[] = { env0, NULL };
 	char *err = NULL;
-	int rc = capture(argv, envp, NULL, &err);
+	int rc = et_tool_capture(argv, envp, NULL, &err);
 	bool quiet = !err || !err[0];
 	if (rc != 0 || !quiet) {
 		et_tool_err("trial run 'LD_PRELOAD=%s %s' failed (exit status %d%s%.200s): nothing written", h->link,

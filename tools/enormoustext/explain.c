@@ -1,15 +1,13 @@
 /*
  * tools/enormoustext/explain.c — `enormoustext status --explain [PROGRAM]`:
  * what to do on this host, in sentences, each one derived from a fact that
- * `status` has read or probed (status.h), never printed unconditionally.
+ * `status` has read or probed (host.h), never printed unconditionally.
  *
- * With a PROGRAM: the program, its interpreter and the libraries it needs
- * (DT_NEEDED, transitively, each found the way ld.so finds it: the RPATH of
- * the object that needs it (when it has no RUNPATH) and of the program, its
- * RUNPATH, /etc/ld.so.cache, the default directories), each planned by
- * `check`'s analysis (et_check_summary: the library's own window rule),
- * each file-backed one looked at in the page cache by `prime --check`
- * (et_tool_prime_state).  Per object, a window is
+ * With a PROGRAM: the program, its interpreter and the libraries it loads
+ * (as its own loader lists them: loader.c, the answer `enable --prime`
+ * uses too), each planned by `check`'s analysis (et_check_summary: the
+ * library's own window rule), each file-backed one looked at in the page
+ * cache as `prime --check` looks (et_tool_prime_state).  Per object, a window is
  *   - zero-copy: huge in the page cache already, or not cached at all on a
  *     file system that gives huge folios (the file backend's one fault
  *     reads it in as one folio);
@@ -21,20 +19,24 @@
  * copied bytes, private to each process.
  *
  * Owns: the sentences of --explain and the plan of a PROGRAM.
- * May call: check_elf.c (et_check_summary), prime.c (et_tool_prime_state),
- * core (smaps, json, memcg figures in status.h), libelf (DT_NEEDED),
- * common.c.
+ * May call: host.c (the facts, the order of `auto`), check_elf.c
+ * (et_check_summary), pagecache.c (et_tool_prime_state), loader.c (the
+ * libraries), elffile.c (who needs a library: DT_NEEDED), core (smaps,
+ * json, memcg figures in host.h; mm_flags), common.c.
  * Never: changes a setting, a file or the page cache (prime's check mode
- * reads nothing that is not cached).
+ * reads nothing that is not cached; the loader maps the libraries and runs
+ * none of their code).
  */
-#include "tool.h"
-#include "status.h"
+#include "explain.h"
+#include "check_elf.h"
+#include "elffile.h"
+#include "loader.h"
+#include "pagecache.h"
 
-#include <elf.h>
+#include "core/mm_flags.h"
+
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +78,7 @@ static void say(struct sentences *ss, const char *topic, const char *verdict, co
 	va_end(ap);
 }
 
-static const struct size_entry *pmd_pool(const struct status *s)
+static const struct size_entry *pmd_pool(const struct et_tool_host *s)
 {
 	for (size_t i = 0; i < s->npools; i++)
 		if (s->pools[i].size == s->si.pmd_size)
@@ -84,20 +86,20 @@ static const struct size_entry *pmd_pool(const struct status *s)
 	return NULL;
 }
 
-static bool kernel_before(const struct status *s, int major, int minor)
+static bool kernel_before(const struct et_tool_host *s, int major, int minor)
 {
 	return s->kmajor >= 0 && (s->kmajor < major || (s->kmajor == major && s->kminor < minor));
 }
 
-static const char *not_probed(const struct status *s)
+static const char *not_probed(const struct et_tool_host *s)
 {
 	return s->real ? "not probed (--no-probe)" : "not probed (--root)";
 }
 
-static void host_sentences(const struct status *s, struct sentences *ss)
+static void host_sentences(const struct et_tool_host *s, struct sentences *ss)
 {
 	char hl[16], a[16], b[16], c[16];
-	et_status_mib(s->si.pmd_size, hl, sizeof hl);
+	et_tool_mib(s->si.pmd_size, hl, sizeof hl);
 	const char *kernel = s->kernel[0] ? s->kernel : "unknown";
 
 	if (s->si.thp_disabled_process)
@@ -238,14 +240,10 @@ static void host_sentences(const struct status *s, struct sentences *ss)
 		    et_tool_size(c, sizeof c, m->usage), et_tool_size(hl, sizeof hl, m->margin));
 
 	/* auto */
-	char why[1024], chain[96] = "";
-	size_t cn = 0;
-	for (int i = 0; i < s->nchain && cn < sizeof chain; i++)
-		cn += (size_t)snprintf(chain + cn, sizeof chain - cn, "%s%s", i ? ", then " : "",
-		                       et_backend_name(s->chain[i]));
-	et_status_auto_reason(s, why, sizeof why);
-	say(ss, "auto", s->nchain ? "note" : "warning", NULL, "auto would try %s: %s",
-	    s->nchain ? chain : "nothing", why);
+	char why[1024], chain[96];
+	et_tool_auto_chain(s, "nothing", chain, sizeof chain);
+	et_tool_auto_reason(s, why, sizeof why);
+	say(ss, "auto", s->nchain ? "note" : "warning", NULL, "auto would try %s: %s", chain, why);
 }
 
 /* ------------------------------------------------------------ objects */
@@ -270,189 +268,8 @@ struct plan {
 	size_t n, cap;
 	char missing[8][96];
 	size_t nmissing, more_missing;
-	unsigned machine, cls;
-	char *cache;                /* /etc/ld.so.cache, NULL when there is none */
-	size_t cache_len;
+	char loader_err[1024];      /* why the loader could not be asked ("": it was) */
 };
-
-/* Is path an ELF file of the program's class (32 or 64, as check has it)
- * and machine? */
-static bool elf_matches(const char *path, const struct plan *pl)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	unsigned char h[20];
-	ssize_t n = read(fd, h, sizeof h);
-	close(fd);
-	if (n != (ssize_t)sizeof h || memcmp(h, ELFMAG, SELFMAG) != 0)
-		return false;
-	unsigned mach = h[EI_DATA] == ELFDATA2MSB ? (unsigned)(h[18] << 8 | h[19]) : (unsigned)(h[19] << 8 | h[18]);
-	unsigned cls = h[EI_CLASS] == ELFCLASS64 ? 64 : h[EI_CLASS] == ELFCLASS32 ? 32 : 0;
-	return cls == pl->cls && mach == pl->machine;
-}
-
-/* /etc/ld.so.cache (the "glibc-ld.so.cache1.1" format): the path of name
- * that fits, "" when none. */
-static void cache_lookup(const struct plan *pl, const char *name, char *out, size_t cap)
-{
-	static const char magic[] = "glibc-ld.so.cache1.1";
-	out[0] = '\0';
-	if (!pl->cache)
-		return;
-	const char *base = memmem(pl->cache, pl->cache_len, magic, sizeof magic - 1);
-	if (!base)
-		return;
-	size_t off = (size_t)(base - pl->cache), avail = pl->cache_len - off;
-	if (avail < 48)
-		return;
-	uint32_t nlibs;
-	memcpy(&nlibs, base + 20, 4);
-	if (nlibs > (avail - 48) / 24)
-		return;
-	for (uint32_t i = 0; i < nlibs; i++) {
-		uint32_t key, value;
-		memcpy(&key, base + 48 + 24 * (size_t)i + 4, 4);
-		memcpy(&value, base + 48 + 24 * (size_t)i + 8, 4);
-		if (key >= avail || value >= avail || !memchr(base + key, 0, avail - key) ||
-		    !memchr(base + value, 0, avail - value))
-			continue;
-		if (strcmp(base + key, name) != 0)
-			continue;
-		if (elf_matches(base + value, pl)) {
-			snprintf(out, cap, "%s", base + value);
-			return;
-		}
-	}
-}
-
-static const char *multiarch(unsigned machine)
-{
-	switch (machine) {
-	case EM_X86_64: return "x86_64-linux-gnu";
-	case EM_AARCH64: return "aarch64-linux-gnu";
-	case EM_RISCV: return "riscv64-linux-gnu";
-	case EM_386: return "i386-linux-gnu";
-	default: return NULL;
-	}
-}
-
-/* Look for name in a colon-separated list of directories ($ORIGIN the
- * directory of origin). */
-static bool search_dirs(const struct plan *pl, const char *list, const char *origin, const char *name,
-                        char *out, size_t cap)
-{
-	char buf[4096];
-	snprintf(buf, sizeof buf, "%s", list);
-	for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		char cand[PATH_MAX];
-		const char *rest = d, *pre = "";
-		if (!strncmp(d, "$ORIGIN", 7)) {
-			pre = origin;
-			rest = d + 7;
-		} else if (!strncmp(d, "${ORIGIN}", 9)) {
-			pre = origin;
-			rest = d + 9;
-		}
-		int n = snprintf(cand, sizeof cand, "%s%s/%s", pre, *pre || *rest ? rest : ".", name);
-		if (n < 0 || (size_t)n >= sizeof cand || (size_t)n >= cap)
-			continue;
-		if (elf_matches(cand, pl)) {
-			memcpy(out, cand, (size_t)n + 1);
-			return true;
-		}
-	}
-	return false;
-}
-
-struct dyn {
-	char needed[64][96];
-	size_t nneeded;
-	char rpath[1024], runpath[1024];
-	bool has_runpath;
-};
-
-/* DT_NEEDED, DT_RPATH, DT_RUNPATH of a file (its dynamic section). */
-static void read_dynamic(const char *path, struct dyn *d)
-{
-	memset(d, 0, sizeof *d);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	for (Elf_Scn *scn = e ? elf_nextscn(e, NULL) : NULL; scn; scn = elf_nextscn(e, scn)) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		size_t ent = sh.sh_entsize ? sh.sh_entsize : gelf_fsize(e, ELF_T_DYN, 1, EV_CURRENT);
-		for (size_t k = 0; data && ent && k < data->d_size / ent; k++) {
-			GElf_Dyn dyn;
-			if (!gelf_getdyn(data, (int)k, &dyn) || dyn.d_tag == DT_NULL)
-				break;
-			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH && dyn.d_tag != DT_RUNPATH)
-				continue;
-			const char *str = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
-			if (!str)
-				continue;
-			if (dyn.d_tag == DT_NEEDED && d->nneeded < sizeof d->needed / sizeof *d->needed)
-				snprintf(d->needed[d->nneeded++], sizeof d->needed[0], "%s", str);
-			else if (dyn.d_tag == DT_RPATH)
-				snprintf(d->rpath, sizeof d->rpath, "%s", str);
-			else if (dyn.d_tag == DT_RUNPATH) {
-				snprintf(d->runpath, sizeof d->runpath, "%s", str);
-				d->has_runpath = true;
-			}
-		}
-		break;
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-}
-
-static void dir_of(const char *path, char *out, size_t cap)
-{
-	char real[PATH_MAX];
-	if (!realpath(path, real))
-		snprintf(real, sizeof real, "%s", path);
-	snprintf(out, cap, "%s", real);
-	char *s = strrchr(out, '/');
-	if (s && s != out)
-		*s = '\0';
-	else if (s)
-		s[1] = '\0';
-}
-
-/* Where ld.so finds name, needed by the object at index from. */
-static bool resolve(const struct plan *pl, size_t from, const struct dyn *fd, const struct dyn *prog,
-                    const char *name, char *out, size_t cap)
-{
-	if (strchr(name, '/')) {
-		snprintf(out, cap, "%s", name);
-		return elf_matches(out, pl);
-	}
-	char origin[PATH_MAX], porigin[PATH_MAX];
-	dir_of(pl->o[from].path, origin, sizeof origin);
-	dir_of(pl->o[0].path, porigin, sizeof porigin);
-	if (!fd->has_runpath) {
-		if (fd->rpath[0] && search_dirs(pl, fd->rpath, origin, name, out, cap))
-			return true;
-		if (from != 0 && !prog->has_runpath && prog->rpath[0] &&
-		    search_dirs(pl, prog->rpath, porigin, name, out, cap))
-			return true;
-	} else if (search_dirs(pl, fd->runpath, origin, name, out, cap)) {
-		return true;
-	}
-	cache_lookup(pl, name, out, cap);
-	if (out[0])
-		return true;
-	const char *ma = multiarch(pl->machine);
-	char dflt[512];
-	snprintf(dflt, sizeof dflt, "%s%s%s%s%s/lib64:/usr/lib64:/lib:/usr/lib",
-	         ma ? "/lib/" : "", ma ? ma : "", ma ? ":/usr/lib/" : "", ma ? ma : "", ma ? ":" : "");
-	return search_dirs(pl, dflt, origin, name, out, cap);
-}
 
 /* Add path (needed by `by`); the index, or -1 when it is there already or
  * the table is full. */
@@ -486,67 +303,70 @@ static long add_obj(struct plan *pl, const char *path, const char *by)
 	return (long)pl->n++;
 }
 
-static void load_cache(struct plan *pl)
+struct names {
+	const char *name;
+	bool found;
+};
+
+static void names_one(void *ctx, const char *name)
 {
-	int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (64 << 20)) {
-		pl->cache = malloc((size_t)st.st_size);
-		if (pl->cache && read(fd, pl->cache, (size_t)st.st_size) == st.st_size)
-			pl->cache_len = (size_t)st.st_size;
-		else {
-			free(pl->cache);
-			pl->cache = NULL;
-		}
-	}
-	close(fd);
+	struct names *q = ctx;
+	q->found |= !strcmp(q->name, name);
 }
 
-/* The program, its interpreter and what they need, in load order. */
+/* Which object of the plan needs name: the first (in the loader's order,
+ * breadth-first as the plan's) whose DT_NEEDED names it; NULL none. */
+static const char *needed_by(const struct plan *pl, const char *name)
+{
+	for (size_t i = 0; i < pl->n; i++) {
+		struct et_tool_elf x;
+		struct names q = { name, false };
+		if (et_tool_elf_open(&x, pl->o[i].path, 0) != 0)
+			continue;
+		et_tool_elf_needed(&x, names_one, &q);
+		et_tool_elf_close(&x);
+		if (q.found)
+			return pl->o[i].path;
+	}
+	return NULL;
+}
+
+/* The program, its interpreter and the libraries it loads (as its own
+ * loader lists them), in load order. */
 static int collect(struct plan *pl, const char *program, const struct et_check_opts *co)
 {
 	if (add_obj(pl, program, NULL) != 0)
 		return -1;
 	if (et_check_summary(program, co, &pl->o[0].cs, stderr) != 0)
 		return -1;
-	pl->machine = pl->o[0].cs.machine;
-	pl->cls = pl->o[0].cs.cls;
-	load_cache(pl);
-	struct dyn prog, d;
-	read_dynamic(program, &prog);
 	if (pl->o[0].cs.interp[0]) {
 		long i = add_obj(pl, pl->o[0].cs.interp, program);
 		if (i > 0 && et_check_summary(pl->o[i].path, co, &pl->o[i].cs, stderr) != 0)
 			pl->n--;
 	}
-	for (size_t i = 0; i < pl->n; i++) {
-		const struct dyn *dd = &prog;
-		if (i != 0) {
-			read_dynamic(pl->o[i].path, &d);
-			dd = &d;
+	struct et_tool_libs libs;
+	if (et_tool_libraries(program, pl->o[0].cs.interp, &libs, pl->loader_err, sizeof pl->loader_err) != 0)
+		return 0;      /* the program and its interpreter only: a sentence says why */
+	for (size_t k = 0; k < libs.n; k++) {
+		const struct et_tool_lib *l = &libs.v[k];
+		if (!l->path) {
+			bool seen = false;
+			for (size_t m = 0; m < pl->nmissing; m++)
+				seen |= !strcmp(pl->missing[m], l->name);
+			if (!seen && pl->nmissing < 8)
+				snprintf(pl->missing[pl->nmissing++], sizeof pl->missing[0], "%s", l->name);
+			else if (!seen)
+				pl->more_missing++;
+			continue;
 		}
-		for (size_t k = 0; k < dd->nneeded; k++) {
-			char found[PATH_MAX];
-			if (!resolve(pl, i, dd, &prog, dd->needed[k], found, sizeof found)) {
-				bool seen = false;
-				for (size_t m = 0; m < pl->nmissing; m++)
-					seen |= !strcmp(pl->missing[m], dd->needed[k]);
-				if (!seen && pl->nmissing < 8)
-					snprintf(pl->missing[pl->nmissing++], sizeof pl->missing[0], "%s",
-					         dd->needed[k]);
-				else if (!seen)
-					pl->more_missing++;
-				continue;
-			}
-			long j = add_obj(pl, found, pl->o[i].path);
-			if (j > 0 && et_check_summary(pl->o[j].path, co, &pl->o[j].cs, stderr) != 0)
-				pl->n--;     /* said why; not counted */
-		}
+		/* the loader itself (and ld.so.preload's) come by their paths: a
+		 * DT_NEEDED names the loader by its file name */
+		const char *base = strrchr(l->name, '/');
+		long j = add_obj(pl, l->path, needed_by(pl, l->needed || !base ? l->name : base + 1));
+		if (j > 0 && et_check_summary(pl->o[j].path, co, &pl->o[j].cs, stderr) != 0)
+			pl->n--;     /* said why; not counted */
 	}
-	free(pl->cache);
-	pl->cache = NULL;
+	et_tool_libs_free(&libs);
 	return 0;
 }
 
@@ -645,7 +465,7 @@ struct prog_totals {
 	char prime_cmd[2048], not_fb[512], textrel_names[512];
 };
 
-static void plan_program(const struct status *s, struct plan *pl, struct prog_totals *t)
+static void plan_program(const struct et_tool_host *s, struct plan *pl, struct prog_totals *t)
 {
 	const uint64_t H = s->si.pmd_size;
 	struct stat pst;
@@ -665,7 +485,7 @@ static void plan_program(const struct status *s, struct plan *pl, struct prog_to
 		struct statfs sf;
 		char fsb[24];
 		snprintf(o->fs, sizeof o->fs, "%s", statfs(o->path, &sf) == 0
-		         ? et_status_fs_name((long)sf.f_type, fsb, sizeof fsb) : "?");
+		         ? et_tool_fs_name((long)sf.f_type, fsb, sizeof fsb) : "?");
 		t->nobjs++;
 		t->text += o->cs.text_bytes;
 		if (o->cs.textrel) {
@@ -677,7 +497,7 @@ static void plan_program(const struct status *s, struct plan *pl, struct prog_to
 			continue;
 		}
 		/* A shared library of H or more of text is placed H-aligned by the
-		 * kernel whatever its p_align (prime.c's rule): congruent, it can be
+		 * kernel whatever its p_align (pagecache.c's rule): congruent, it can be
 		 * mapped huge from the file, and all its aligned windows count. */
 		bool fb = o->cs.file_backed || (o->cs.dso && o->cs.congruent && o->cs.text_bytes >= H);
 		o->file_backed = fb;
@@ -728,12 +548,12 @@ static void plan_program(const struct status *s, struct plan *pl, struct prog_to
 	}
 }
 
-static void program_sentences(const struct status *s, const struct plan *pl, const struct prog_totals *t,
+static void program_sentences(const struct et_tool_host *s, const struct plan *pl, const struct prog_totals *t,
                               const char *program, struct sentences *ss)
 {
 	const uint64_t H = s->si.pmd_size;
 	char hl[16], a[16], b[16], c[16];
-	et_status_mib(H, hl, sizeof hl);
+	et_tool_mib(H, hl, sizeof hl);
 	say(ss, "program", "note", NULL, "%s and the %zu object%s it loads (its interpreter and "
 	    "libraries): %s of text; %llu whole %s window%s (%s) would move, %s would stay on small "
 	    "pages", program, t->nobjs - 1, t->nobjs - 1 == 1 ? "" : "s",
@@ -744,6 +564,9 @@ static void program_sentences(const struct status *s, const struct plan *pl, con
 		say(ss, "program", "warning", NULL, "%zu needed librar%s not found (%s%s%s): not counted",
 		    pl->nmissing + pl->more_missing, pl->nmissing + pl->more_missing == 1 ? "y" : "ies",
 		    pl->missing[0], pl->nmissing > 1 ? ", " : "", pl->nmissing > 1 ? pl->missing[1] : "");
+	if (pl->loader_err[0])
+		say(ss, "program", "warning", NULL, "%s; only the program and its interpreter are counted",
+		    pl->loader_err);
 	if (t->textrel)
 		say(ss, "program", "note", NULL, "%s %s text relocations: the library leaves %s alone",
 		    t->textrel_names, t->textrel == 1 ? "has" : "have", t->textrel == 1 ? "it" : "them");
@@ -821,7 +644,7 @@ static void json_sentences(struct et_json *j, const char *key, const struct sent
 	et_json_arr_end(j);
 }
 
-static void json_program(struct et_json *j, const struct status *s, const struct plan *pl,
+static void json_program(struct et_json *j, const struct et_tool_host *s, const struct plan *pl,
                          const struct prog_totals *t, const char *program)
 {
 	const uint64_t H = s->si.pmd_size;
@@ -889,7 +712,7 @@ static void json_program(struct et_json *j, const struct status *s, const struct
 	et_json_obj_end(j);
 }
 
-int et_status_explain(const struct status *s, const char *program, struct et_json *j)
+int et_tool_explain(const struct et_tool_host *s, const char *program, struct et_json *j)
 {
 	static struct sentences host, prog;
 	memset(&host, 0, sizeof host);
@@ -908,7 +731,7 @@ int et_status_explain(const struct status *s, const char *program, struct et_jso
 			.page_size = pg > 0 ? (uint64_t)pg : 4096,
 			.pad_threshold = lib.pad_threshold,
 		};
-		if (elf_version(EV_CURRENT) == EV_NONE || collect(&pl, program, &co) != 0) {
+		if (collect(&pl, program, &co) != 0) {
 			rc = ET_EXIT_BAD;
 			program = NULL;
 		} else {
@@ -937,7 +760,7 @@ int et_status_explain(const struct status *s, const char *program, struct et_jso
 		et_json_obj_end(j);
 	} else {
 		printf("on this host (Linux %s, %s pages):\n", s->kernel[0] ? s->kernel : "unknown",
-		       et_status_mib(s->si.pmd_size, (char[16]){ 0 }, 16));
+		       et_tool_mib(s->si.pmd_size, (char[16]){ 0 }, 16));
 		print_sentences(&host);
 		if (program) {
 			char a[16], b[16], c[16];

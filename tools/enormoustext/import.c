@@ -1,7 +1,7 @@
 /*
- * tools/enormoustext/import.c — `enormoustext profile import [-o OUT]
- * [--pid PID] [--comm NAME] [--value TYPE] FILE...`: profiles other tools
- * recorded, as a profile of this project's format.
+ * tools/enormoustext/import.c — profiles other tools recorded, read into
+ * the counts of a profile of this project's format: for `profile import`
+ * (profile.c) and `record --from-perf-script` (record.c).
  *
  * Each FILE is told by its content, not its name:
  *   gzip (1f 8b)            decompressed (zlib), then told again
@@ -18,9 +18,10 @@
  * that is truncated or corrupt is one line naming it and what is wrong,
  * and nothing is written.
  *
- * Owns: `profile import`, `record --from-perf-script`'s text reader,
- * telling the formats apart, gzip.
- * May call: attrib.c, perfdata.c, pprof.c, zlib, output.c.
+ * Owns: telling the formats apart, gzip, the `perf script` text reader
+ * (et_tool_import_file, et_tool_import_perf_script).
+ * May call: attrib.c, perfdata.c, pprof.c, zlib, msg.c.
+ * Never: parses options (profile.c and record.c do).
  */
 #include "attrib.h"
 #include "import.h"
@@ -41,46 +42,6 @@
 
 /* What one input may hold once decompressed (a gzip bomb stops there). */
 #define IMPORT_MAX_BYTES (4ull << 30)
-
-static void help(FILE *f)
-{
-	fprintf(f,
-	        "usage: enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] [--value TYPE] FILE...\n"
-	        "\n"
-	        "Read profiles recorded by other tools and write them as one profile (for\n"
-	        "ENORMOUSTEXT_PROFILE, profile show|merge|order): per object, by build-id,\n"
-	        "samples per %u bytes of its text.  Each FILE (- for standard input) is told\n"
-	        "by its content:\n"
-	        "  perf.data        perf record's output (a file, or -o - to a pipe)\n"
-	        "  pprof            profile.proto, gzip'd or not (Go's pprof, perf_to_profile,\n"
-	        "                   continuous profilers' exports)%s\n"
-	        "  perf script      the text of `perf script -F pid,ip --show-mmap-events`\n"
-	        "Samples are mapped to (object, file offset) by the mappings the FILE\n"
-	        "records and placed by the object's program headers: the object is read\n"
-	        "where it was mapped, or, when that file has another build-id now, from\n"
-	        "perf's build-id cache ($PERF_BUILDID_DIR, else ~/.debug); samples of\n"
-	        "objects found in neither are left out (one line each says so).  Several\n"
-	        "FILEs are added up.\n"
-	        "\n"
-	        "  -o, --output OUT   the profile to write (default: standard output)\n"
-	        "      --pid PID      only the samples of process PID\n"
-	        "      --comm NAME    only the samples of threads named NAME (perf.data: the\n"
-	        "                     thread's comm; pprof: the \"comm\" label)\n"
-	        "      --value TYPE   pprof: the sample type to count (default: the first\n"
-	        "                     whose unit is \"count\")\n"
-	        "  -h, --help         this help\n"
-	        "\n"
-	        "Exit status: 0 written; 1 a FILE cannot be read, is truncated or corrupt, or\n"
-	        "has no samples (one line naming it), or OUT cannot be written (nothing is\n"
-	        "written then); 2 usage.\n",
-	        ET_PROFILE_RECORD_GRANULE,
-#ifdef ET_TOOL_PPROF
-	        ""
-#else
-	        "\n                   (not in this build: it was made without protobuf-c and zlib)"
-#endif
-	);
-}
 
 /* ---- input ------------------------------------------------------------ */
 
@@ -475,10 +436,9 @@ static int import_perf_data(const char *name, const uint8_t *buf, size_t len, st
 	return rc != 0 || c.failed ? -1 : 0;
 }
 
-/* ---- the command -------------------------------------------------------- */
+/* ---- a FILE, told by its content ---------------------------------------- */
 
-/* One FILE into the counts: 0, or -1 after one line naming it. */
-static int import_one(const char *name, struct et_import_filter *f, uint64_t *lost)
+int et_tool_import_file(const char *name, struct et_import_filter *f, uint64_t *lost)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -536,87 +496,4 @@ static int import_one(const char *name, struct et_import_filter *f, uint64_t *lo
 out:
 	free(buf);
 	return rc;
-}
-
-int et_cmd_profile_import(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, 'c' },
-		{ "value", required_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *out = NULL;
-	struct et_import_filter f = { 0 };
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'p': {
-			long pid;
-			if (et_tool_parse_pid(optarg, &pid) != 0)
-				return et_tool_usage("--pid takes a process id, not '%s'", optarg);
-			f.pid_set = true;
-			f.pid = (uint32_t)pid;
-			break;
-		}
-		case 'c':
-			if (!optarg[0])
-				return et_tool_usage("--comm takes a command name");
-			f.comm = optarg;
-			break;
-		case 'v': f.value = optarg; break;
-		case 'h': help(stdout); return ET_EXIT_OK;
-		default: return et_tool_bad_option(c, argv, optind);
-		}
-	}
-	if (optind >= argc)
-		return et_tool_usage("give the FILEs to import (perf.data, pprof, perf script text)");
-	int nstdin = 0;
-	for (int i = optind; i < argc; i++)
-		nstdin += !strcmp(argv[i], "-");
-	if (nstdin > 1)
-		return et_tool_usage("standard input (-) can be read once");
-	et_attr_init(false);
-	uint64_t lost = 0;
-	for (int i = optind; i < argc; i++)
-		if (import_one(argv[i], &f, &lost) != 0)
-			return ET_EXIT_BAD;
-	struct et_attr_totals tot;
-	et_attr_totals(&tot);
-	int nf = argc - optind;
-	if (tot.samples == 0) {
-		char sel[128] = "";
-		if (f.pid_set || f.comm)
-			snprintf(sel, sizeof sel, " of %s%.0u%s%s%.40s (%llu other sample%s)", f.pid_set ? "pid " : "",
-			         f.pid_set ? f.pid : 0, f.pid_set && f.comm ? " and " : "", f.comm ? "comm " : "",
-			         f.comm ? f.comm : "", (unsigned long long)f.dropped, et_tool_s(f.dropped));
-		if (nf == 1)
-			et_tool_err("%s: no samples%s", argv[optind], sel);
-		else
-			et_tool_err("no samples%s in the %d files", sel, nf);
-		return ET_EXIT_BAD;
-	}
-	char sum[160], comment[256];
-	et_attr_summary(sum, sizeof sum);
-	snprintf(comment, sizeof comment, "imported by enormoustext profile import from %d file%s: %s", nf,
-	         et_tool_s(nf), sum);
-	if (et_attr_write(NULL, out, comment) != 0)
-		return ET_EXIT_BAD;
-	et_attr_say_unfound();
-	if (nf == 1)
-		fprintf(stderr, "enormoustext %s: %s from %s", et_tool_cmd, sum, argv[optind]);
-	else
-		fprintf(stderr, "enormoustext %s: %s from %d files", et_tool_cmd, sum, nf);
-	if (lost)
-		fprintf(stderr, " (%llu more lost by the kernel while recording)", (unsigned long long)lost);
-	if (f.dropped)
-		fprintf(stderr, " (%llu other sample%s not selected)", (unsigned long long)f.dropped,
-		        et_tool_s(f.dropped));
-	fprintf(stderr, " written to %s\n", out ? out : "standard output");
-	return ET_EXIT_OK;
 }

@@ -1,8 +1,8 @@
 /*
- * import.h — `enormoustext profile import` (import.c) and its readers:
+ * import.h — what other tools recorded, read into a profile's counts
+ * (import.c), for `profile import` and `record --from-perf-script`:
  * perf.data (perfdata.c), pprof profile.proto (pprof.c, built with
- * protobuf-c and zlib), `perf script` text; and `record
- * --from-perf-script`, which is the same text import.
+ * protobuf-c and zlib), `perf script` text.
  */
 #ifndef ET_TOOL_IMPORT_H
 #define ET_TOOL_IMPORT_H
@@ -19,9 +19,14 @@ struct et_import_filter {
 	uint64_t kept, dropped;       /* samples counted, samples filtered out */
 };
 
-/* `profile import ...` (argv[0] "import"). */
-int et_cmd_profile_import(int argc, char **argv);
-/* `record -o out --from-perf-script in`. */
+/* One FILE ("-": standard input), told by its content (perf.data, pprof
+ * gzip'd or not, `perf script` text), into the counts (attrib.h; the
+ * caller has called et_attr_init); samples the kernel lost while
+ * recording added to *lost.  0, or -1 after one line naming it. */
+int et_tool_import_file(const char *name, struct et_import_filter *f, uint64_t *lost);
+/* `record -o out --from-perf-script in`: the text into the counts, the
+ * profile written to out, one line saying how many samples.  ET_EXIT_OK,
+ * or ET_EXIT_BAD after one line saying why. */
 int et_tool_import_perf_script(const char *in, const char *out);
 
 #ifdef ET_TOOL_PPROF

@@ -1,6 +1,6 @@
 /*
  * tools/enormoustext/main.c — the `enormoustext` command: dispatch to a
- * subcommand, the top-level help, and the messages every subcommand shares.
+ * subcommand, and the top-level help.
  *
  *   enormoustext run [options] [--] CMD [ARGS...]
  *   enormoustext stat [--json] [--summary] [--all | PID...]
@@ -15,22 +15,18 @@
  *   enormoustext enable UNIT [--env NAME=VALUE]... [--prime] | --binary PATH [--dry-run] [--root DIR]
  *   enormoustext disable UNIT | --binary PATH [--dry-run] [--root DIR]
  *
- * Owns: the list of subcommands, the top-level help, et_tool_cmd and the
- * error and usage messages (et_tool_err, et_tool_usage,
- * et_tool_bad_option).
- * May call: each subcommand's et_cmd_*.
- * Never: does a subcommand's work.
+ * Owns: the list of subcommands and the top-level help; which subcommand
+ * runs (et_tool_cmd, for the messages).
+ * May call: each subcommand's et_cmd_*; msg.c (the usage messages).
+ * Never: does a subcommand's work; defines anything another file calls
+ * (tests/layout/command.sh: main.c dispatches, one file per subcommand,
+ * which calls shared files only).
  */
 #include "tool.h"
 
-#include <errno.h>
-#include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *et_tool_cmd = NULL;
 
 static const struct {
 	const char *name;
@@ -50,52 +46,6 @@ static const struct {
 	{ "enable", et_cmd_enable, "turn the library on for a systemd service, or one program host-wide" },
 	{ "disable", et_cmd_disable, "undo enable: exactly what it wrote goes, what was there comes back" },
 };
-
-static void vmsg(const char *fmt, va_list ap)
-{
-	char line[2048];
-	vsnprintf(line, sizeof line, fmt, ap);
-	if (et_tool_cmd)
-		fprintf(stderr, "enormoustext %s: %s\n", et_tool_cmd, line);
-	else
-		fprintf(stderr, "enormoustext: %s\n", line);
-}
-
-void et_tool_err(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vmsg(fmt, ap);
-	va_end(ap);
-}
-
-int et_tool_usage(const char *fmt, ...)
-{
-	char line[1800];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	if (et_tool_cmd)
-		et_tool_err("%s (see 'enormoustext %s --help')", line, et_tool_cmd);
-	else
-		et_tool_err("%s (see 'enormoustext --help')", line);
-	return ET_EXIT_USAGE;
-}
-
-int et_tool_bad_option(int c, char **argv, int optind_now)
-{
-	/* getopt_long has moved optind past the offending word. */
-	const char *word = optind_now > 0 ? argv[optind_now - 1] : "?";
-	if (c == ':') {
-		if (optopt && !(word[0] == '-' && word[1] == '-'))
-			return et_tool_usage("option '-%c' needs a value", optopt);
-		return et_tool_usage("option '%s' needs a value", word);
-	}
-	if (optopt && !(word[0] == '-' && word[1] == '-'))
-		return et_tool_usage("unknown option '-%c'", optopt);
-	return et_tool_usage("unknown option '%s'", word);
-}
 
 static void usage(FILE *f)
 {

@@ -8,7 +8,7 @@
  *
  * Owns: the command's files as stdio streams (et_tool_out_*) and the one
  * message for a file that cannot be written (et_tool_out_error).
- * May call: core (outfile).
+ * May call: core (outfile), msg.c.
  * Never: writes a file by hand (beside and renamed is outfile.c's).
  */
 #include "tool.h"

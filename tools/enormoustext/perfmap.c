@@ -13,7 +13,7 @@
  *
  * Owns: `perfmap`: finding a process's moved text, and its map file.
  * May call: core (smaps, elfsyms: et_perfmap_symbols; outfile: the file,
- * no link followed in /tmp), output.c (messages).
+ * no link followed in /tmp), output.c (messages), msg.c, common.c.
  * Never: writes the map by hand; follows a link at the default name.
  */
 #include "tool.h"

@@ -13,7 +13,7 @@
  * outside any file.  --pid and --comm select by the sample labels "pid"
  * (a number) and "comm" (a string).
  *
- * Owns: reading pprof.  May call: attrib.c, protobuf-c.
+ * Owns: reading pprof.  May call: attrib.c, protobuf-c, msg.c.
  * Never: trusts an index or id of the file (each is looked up, a missing
  * one is an error naming the file).
  */

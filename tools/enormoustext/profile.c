@@ -1,27 +1,32 @@
 /*
- * tools/enormoustext/profile.c — `enormoustext profile show|merge|order`:
- * look at a profile (the format of ENORMOUSTEXT_PROFILE, parsed by the
- * library's own parser), combine several, order a file's functions by
- * heat.
+ * tools/enormoustext/profile.c — `enormoustext profile show|merge|order|
+ * import`: look at a profile (the format of ENORMOUSTEXT_PROFILE, parsed
+ * by the library's own parser), combine several, order a file's functions
+ * by heat, make one of what other tools recorded.
  *
  *   enormoustext profile show [--window SIZE] [--svg OUT] FILE
  *   enormoustext profile merge -o OUT FILE...
  *   enormoustext profile order --object FILE [--format lld|ld] PROFILE
- *   enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] FILE...  (import.c)
+ *   enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] [--value TYPE] FILE...
  *
- * Owns: `profile show` (windows by heat, the SVG heat map),
- * `profile merge` (et_tool_profile_merge: also `record`'s), `profile
- * order` (functions by heat, for the linker).
- * May call: core (profile: the format, parsed, written and merged there;
- * sysinfo: the PMD size), output.c, libelf (for `order`).
+ * Owns: the `profile` subcommands' options and output: `show` (windows by
+ * heat; the heat map is heatmap.c's), `merge`, `order` (functions by heat,
+ * for the linker), `import` (the formats are import.c's).
+ * May call: core (profile: the format, parsed and looked up there;
+ * sysinfo: the PMD size), profiles.c (load, windows, merge), heatmap.c,
+ * import.c and attrib.c (import), elffile.c (`order`: the build-id and
+ * the functions), output.c, msg.c, common.c.
  * Never: reads or writes a profile line itself (core/profile.c does).
  */
-#include "import.h"
 #include "tool.h"
+#include "attrib.h"
+#include "elffile.h"
+#include "heatmap.h"
+#include "import.h"
+#include "profiles.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,198 +58,12 @@ static void help(FILE *f)
 	        "line naming it and the line at fault), or OUT cannot be written; 2 usage.\n");
 }
 
-static int load(struct et_profile *p, const char *path)
-{
-	if (et_profile_load(p, path) != 0) {
-		et_tool_err("%s: %s", path, p->err);
-		return -1;
-	}
-	return 0;
-}
-
-struct win {
-	uint64_t start, samples;
-};
-
 static int by_heat(const void *a, const void *b)
 {
-	const struct win *x = a, *y = b;
+	const struct et_tool_win *x = a, *y = b;
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
 	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* The windows of object o that have samples, in address order. */
-static size_t windows_of(const struct et_profile *p, const struct et_prof_obj *o, uint64_t W, struct win **out)
-{
-	struct win *w = calloc(o->n ? o->n : 1, sizeof *w);
-	size_t n = 0;
-	if (!w) {
-		et_tool_err("out of memory");
-		exit(ET_EXIT_BAD);
-	}
-	for (uint32_t i = 0; i < o->n; i++) {
-		const struct et_prof_ent *e = &p->ents[o->first + i];
-		uint64_t s = e->vaddr & ~(W - 1);
-		if (n && w[n - 1].start == s) {
-			w[n - 1].samples += e->count;
-		} else {
-			w[n].start = s;
-			w[n].samples = e->count;
-			n++;
-		}
-	}
-	*out = w;
-	return n;
-}
-
-/* ---- the heat map: SVG ------------------------------------------------- */
-
-/* One row an object: its name, its samples, its hottest window and that
- * window's share on the first line; its windows below, one cell each from
- * the first with samples to the last (at most 400), red shaded from pale
- * (cold) to dark (its hottest, framed in black), each with a tooltip of its
- * address and samples; the addresses the row spans on the line under it.
- * Everything a picture needs is written in it, so a converted PNG
- * (rsvg-convert -o OUT.png OUT.svg, Inkscape, a browser) says as much as
- * the SVG. */
-enum {
-	CELL = 12,              /* a window's width */
-	LEFT = 10,
-	TOP = 40,               /* the first object's row */
-	ROWH = 60,              /* an object: its name, its windows, the addresses */
-	CELLS_Y = 16,           /* the windows, below the row's top */
-	CELL_H = 20,
-	MAX_CELLS = 400,
-	CHAR_W = 6,             /* about a character of 11-pixel sans-serif */
-};
-
-/* Cells in a row: the widest object's span of windows, from its first
- * window with samples to its last, at most MAX_CELLS. */
-static size_t heat_columns(const struct et_profile *p, uint64_t W)
-{
-	size_t maxcells = 1;
-	for (size_t i = 0; i < p->nobjs; i++) {
-		const struct et_prof_obj *o = &p->objs[i];
-		if (!o->n)
-			continue;
-		uint64_t lo = p->ents[o->first].vaddr & ~(W - 1);
-		uint64_t hi = p->ents[o->first + o->n - 1].vaddr & ~(W - 1);
-		size_t c = (size_t)((hi - lo) / W) + 1;
-		if (c > maxcells)
-			maxcells = c;
-	}
-	return maxcells > MAX_CELLS ? MAX_CELLS : maxcells;
-}
-
-/* The green and blue of a window's red (255): from near 235 for the coldest
- * down to 35 for the object's hottest window. */
-static int heat_shade(uint64_t samples, uint64_t max)
-{
-	return 255 - (int)(200.0 * (double)samples / (double)max) - 20;
-}
-
-static void put_text(FILE *f, const char *s)
-{
-	for (const char *c = s; *c; c++) {
-		if (*c == '<')
-			fputs("&lt;", f);
-		else if (*c == '>')
-			fputs("&gt;", f);
-		else if (*c == '&')
-			fputs("&amp;", f);
-		else
-			fputc(*c, f);
-	}
-}
-
-/* An object's row: its windows, the hottest, and its two lines of text. */
-struct row {
-	struct win *ws;
-	size_t n, hot, cells;   /* windows with samples, the hottest, cells drawn */
-	uint64_t lo, span;      /* the first window, windows from it to the last */
-	char head[160], range[160];
-};
-
-static void row_make(struct row *r, const struct et_profile *p, const struct et_prof_obj *o, uint64_t W,
-                     size_t maxcells)
-{
-	r->n = windows_of(p, o, W, &r->ws);
-	r->hot = 0;
-	for (size_t k = 1; k < r->n; k++)
-		if (r->ws[k].samples > r->ws[r->hot].samples)
-			r->hot = k;
-	r->range[0] = '\0';
-	r->cells = 0;
-	r->lo = r->n ? r->ws[0].start : 0;
-	if (!r->n || !o->total) {
-		snprintf(r->head, sizeof r->head, " (%llu sample%s)", (unsigned long long)o->total, et_tool_s(o->total));
-		return;
-	}
-	const struct win *hot = &r->ws[r->hot];
-	snprintf(r->head, sizeof r->head, " (%llu sample%s; the hottest window 0x%llx has %.1f%%)",
-	         (unsigned long long)o->total, et_tool_s(o->total), (unsigned long long)hot->start,
-	         100.0 * (double)hot->samples / (double)o->total);
-	r->span = (r->ws[r->n - 1].start - r->lo) / W + 1;
-	r->cells = r->span < maxcells ? (size_t)r->span : maxcells;
-	char sz[16];
-	et_tool_size(sz, sizeof sz, W);
-	int len = snprintf(r->range, sizeof r->range, "0x%llx - 0x%llx: %llu window%s of %s, %zu with samples",
-	                   (unsigned long long)r->lo, (unsigned long long)(r->lo + r->span * W),
-	                   (unsigned long long)r->span, et_tool_s(r->span), sz, r->n);
-	if (r->cells < r->span && len > 0 && (size_t)len < sizeof r->range)
-		snprintf(r->range + len, sizeof r->range - (size_t)len, " (the first %zu drawn)", r->cells);
-}
-
-static void svg_heatmap(FILE *f, const struct et_profile *p, uint64_t W)
-{
-	size_t maxcells = heat_columns(p, W), chars = 0;
-	struct row r;
-	for (size_t i = 0; i < p->nobjs; i++) {
-		row_make(&r, p, &p->objs[i], W, maxcells);
-		size_t c = strlen(et_profile_path(p, &p->objs[i])) + strlen(r.head);
-		chars = c > chars ? c : chars;
-		chars = strlen(r.range) > chars ? strlen(r.range) : chars;
-		free(r.ws);
-	}
-	int w = LEFT * 2 + (int)maxcells * CELL + 200, h = TOP + (int)p->nobjs * ROWH + 20;
-	if (w < LEFT * 2 + (int)chars * CHAR_W)
-		w = LEFT * 2 + (int)chars * CHAR_W;
-	if (w < 640)
-		w = 640;
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
-	           "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h);
-	fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"13\">samples per %llu KiB window of each object's text "
-	           "(darker: hotter; framed: the hottest)</text>\n", LEFT, (unsigned long long)(W >> 10));
-	for (size_t i = 0; i < p->nobjs; i++) {
-		const struct et_prof_obj *o = &p->objs[i];
-		int y = TOP + (int)i * ROWH;
-		row_make(&r, p, o, W, maxcells);
-		fprintf(f, "<text x=\"%d\" y=\"%d\">", LEFT, y + 10);
-		put_text(f, et_profile_path(p, o));
-		fprintf(f, "%s</text>\n", r.head);
-		uint64_t max = r.n && r.ws[r.hot].samples ? r.ws[r.hot].samples : 1;
-		/* the hottest last, so that its frame is drawn over its neighbours' */
-		for (size_t j = 0; j < r.n; j++) {
-			size_t k = j == r.n - 1 ? r.hot : j >= r.hot ? j + 1 : j;
-			size_t c = (size_t)((r.ws[k].start - r.lo) / W);
-			if (c >= r.cells)
-				continue;
-			int shade = heat_shade(r.ws[k].samples, max);
-			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(255,%d,%d)\" "
-			           "stroke=\"%s\"><title>0x%llx: %llu sample%s</title></rect>\n",
-			        LEFT + (int)c * CELL, y + CELLS_Y, CELL, CELL_H, shade, shade,
-			        k == r.hot ? "black" : "#ccc", (unsigned long long)r.ws[k].start,
-			        (unsigned long long)r.ws[k].samples, et_tool_s(r.ws[k].samples));
-		}
-		if (r.range[0]) {
-			fprintf(f, "<text x=\"%d\" y=\"%d\">", LEFT, y + CELLS_Y + CELL_H + 13);
-			put_text(f, r.range);
-			fputs("</text>\n", f);
-		}
-		free(r.ws);
-	}
-	fputs("</svg>\n", f);
 }
 
 static int cmd_show(int argc, char **argv)
@@ -276,7 +95,7 @@ static int cmd_show(int argc, char **argv)
 	if (optind + 1 != argc)
 		return et_tool_usage("give one profile FILE");
 	struct et_profile p;
-	if (load(&p, argv[optind]) != 0)
+	if (et_tool_profile_load(&p, argv[optind]) != 0)
 		return ET_EXIT_BAD;
 	char ws[16];
 	et_tool_size(ws, sizeof ws, W);
@@ -286,8 +105,8 @@ static int cmd_show(int argc, char **argv)
 		const struct et_prof_obj *o = &p.objs[i];
 		printf("%s  build-id %s  %llu sample%s\n", et_profile_path(&p, o), o->build_id,
 		       (unsigned long long)o->total, et_tool_s(o->total));
-		struct win *w;
-		size_t n = windows_of(&p, o, W, &w);
+		struct et_tool_win *w;
+		size_t n = et_tool_profile_windows(&p, o, W, &w);
 		if (n)
 			qsort(w, n, sizeof *w, by_heat);
 		uint64_t cum = 0;
@@ -310,71 +129,13 @@ static int cmd_show(int argc, char **argv)
 		if (!f) {
 			rc = ET_EXIT_BAD;
 		} else {
-			svg_heatmap(f, &p, W);
+			et_tool_heatmap_svg(f, &p, W);
 			if (et_tool_out_close(t) != 0)
 				rc = ET_EXIT_BAD;
 		}
 		free(t);
 	}
 	et_profile_free(&p);
-	return rc;
-}
-
-int et_tool_profile_merge(const char *out, char *const *files, size_t nfiles)
-{
-	return et_tool_profile_merge_to(NULL, out, files, nfiles);
-}
-
-int et_tool_profile_merge_to(struct et_tool_out *opened, const char *out, char *const *files, size_t nfiles)
-{
-	struct et_profile *ps = calloc(nfiles ? nfiles : 1, sizeof *ps);
-	if (!ps) {
-		et_tool_err("out of memory");
-		if (opened)
-			et_tool_out_abort(opened);
-		return ET_EXIT_BAD;
-	}
-	int rc = ET_EXIT_BAD;
-	size_t n = 0;
-	for (; n < nfiles; n++) {
-		if (load(&ps[n], files[n]) != 0)
-			goto done;
-		if (ps[n].granule != ps[0].granule) {
-			et_tool_err("%s: granule %llu, the others have %llu: cannot merge", files[n],
-			            (unsigned long long)ps[n].granule, (unsigned long long)ps[0].granule);
-			n++;
-			goto done;
-		}
-	}
-	bool mine = !opened;    /* t is freed here (the caller's is the caller's) */
-	struct et_tool_out *t = opened ? opened : malloc(sizeof *t);
-	FILE *f = opened ? opened->f : t ? et_tool_out_open(t, out) : NULL;
-	opened = NULL;          /* closed or aborted from here on */
-	if (!f) {
-		if (!t)
-			et_tool_err("out of memory");
-		goto done_out;
-	}
-	char comment[64];
-	snprintf(comment, sizeof comment, "merged from %zu profile(s)", nfiles);
-	struct et_sink sink;
-	et_tool_sink_file(&sink, f);
-	int e = et_profile_merge(ps, n, &sink, comment);
-	if (e) {
-		et_tool_err("%s: %s", out, e == -ENOMEM ? "out of memory" : strerror(-e));
-		et_tool_out_abort(t);
-	} else if (et_tool_out_close(t) == 0) {
-		rc = ET_EXIT_OK;
-	}
-done_out:
-	if (mine)
-		free(t);
-done:
-	if (opened)
-		et_tool_out_abort(opened);
-	for (size_t i = 0; i < n; i++)
-		et_profile_free(&ps[i]);
-	free(ps);
 	return rc;
 }
 
@@ -411,39 +172,48 @@ struct fn {
 	double heat;
 };
 
+/* The functions of the object, each with its heat: its share of each
+ * granule it overlaps. */
+struct order {
+	const struct et_profile *p;
+	const struct et_prof_obj *obj;
+	struct fn *fns;
+	size_t nf, cap;
+};
+
+static int add_fn(void *ctx, const char *name, uint64_t addr, uint64_t size)
+{
+	struct order *o = ctx;
+	if (o->nf == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 1024;
+		struct fn *q = realloc(o->fns, cap * sizeof *q);
+		if (!q)
+			return -1;
+		o->fns = q;
+		o->cap = cap;
+	}
+	char *copy = strdup(name);
+	if (!copy)
+		return -1;
+	double h = 0;
+	uint64_t G = o->p->granule;
+	for (uint64_t g = addr & ~(G - 1); g < addr + size; g += G) {
+		uint64_t lo = g > addr ? g : addr;
+		uint64_t hi = g + G < addr + size ? g + G : addr + size;
+		uint64_t cnt = et_profile_heat(o->p, o->obj, g, g + G);
+		if (cnt)
+			h += (double)cnt * (double)(hi - lo) / (double)G;
+	}
+	o->fns[o->nf++] = (struct fn){ copy, addr, size, h };
+	return 0;
+}
+
 static int by_fn_heat(const void *a, const void *b)
 {
 	const struct fn *x = a, *y = b;
 	if (x->heat != y->heat)
 		return x->heat > y->heat ? -1 : 1;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* The GNU build-id of an ELF file, in hex ("" when it has none): `profile
- * order` and `collapse --profile`. */
-void et_tool_build_id(Elf *e, char out[41])
-{
-	out[0] = '\0';
-	size_t n = 0;
-	if (elf_getphdrnum(e, &n) != 0)
-		return;
-	for (size_t i = 0; i < n && !out[0]; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
-			continue;
-		Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
-		if (!d)
-			continue;
-		size_t off = 0, name, desc;
-		GElf_Nhdr nh;
-		while ((off = gelf_getnote(d, off, &nh, &name, &desc)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)d->d_buf + name, "GNU", 4) && nh.n_descsz <= 20) {
-				et_hex_build_id((const unsigned char *)d->d_buf + desc, nh.n_descsz, out);
-				break;
-			}
-		}
-	}
 }
 
 static int cmd_order(int argc, char **argv)
@@ -475,75 +245,31 @@ static int cmd_order(int argc, char **argv)
 	if (optind + 1 != argc)
 		return et_tool_usage("give one profile FILE");
 	struct et_profile p;
-	if (load(&p, argv[optind]) != 0)
+	if (et_tool_profile_load(&p, argv[optind]) != 0)
 		return ET_EXIT_BAD;
 	int rc = ET_EXIT_BAD;
-	struct fn *fns = NULL;
-	size_t nf = 0, cap = 0;
-	Elf *e = NULL;
-	int fd = open(objpath, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		et_tool_err("%s: %s", objpath, strerror(errno));
-		goto out;
-	}
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		et_tool_err("%s: not an ELF file", objpath);
-		goto out;
+	struct order o = { .p = &p };
+	struct et_tool_elf x;
+	if (et_tool_elf_open(&x, objpath, 0) != 0) {
+		et_tool_err("%s: %s", objpath, x.why);
+		et_profile_free(&p);
+		return ET_EXIT_BAD;
 	}
 	char bid[41];
-	et_tool_build_id(e, bid);
-	const struct et_prof_obj *o = et_profile_find(&p, bid);
-	if (!o) {
+	et_tool_elf_build_id_key(&x, bid);
+	o.obj = et_profile_find(&p, bid);
+	if (!o.obj) {
 		et_tool_err("%s: the profile has no samples for this file (build-id %s)", objpath,
 		            bid[0] ? bid : "none");
 		goto out;
 	}
 	/* its functions: .symtab, else .dynsym */
-	for (int pass = 0; pass < 2 && nf == 0; pass++) {
-		Elf_Scn *scn = NULL;
-		while ((scn = elf_nextscn(e, scn))) {
-			GElf_Shdr sh;
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
-				continue;
-			Elf_Data *d = elf_getdata(scn, NULL);
-			size_t count = d ? sh.sh_size / sh.sh_entsize : 0;
-			for (size_t i = 0; i < count; i++) {
-				GElf_Sym s;
-				if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_size ||
-				    s.st_shndx == SHN_UNDEF)
-					continue;
-				const char *name = elf_strptr(e, sh.sh_link, s.st_name);
-				if (!name || !name[0])
-					continue;
-				if (nf == cap) {
-					cap = cap ? cap * 2 : 1024;
-					struct fn *q = realloc(fns, cap * sizeof *fns);
-					if (!q) {
-						et_tool_err("out of memory");
-						goto out;
-					}
-					fns = q;
-				}
-				fns[nf].name = strdup(name);
-				fns[nf].addr = s.st_value;
-				fns[nf].size = s.st_size;
-				/* its share of each granule it overlaps */
-				double h = 0;
-				uint64_t G = p.granule;
-				for (uint64_t g = s.st_value & ~(G - 1); g < s.st_value + s.st_size; g += G) {
-					uint64_t lo = g > s.st_value ? g : s.st_value;
-					uint64_t hi = g + G < s.st_value + s.st_size ? g + G : s.st_value + s.st_size;
-					uint64_t cnt = et_profile_heat(&p, o, g, g + G);
-					if (cnt)
-						h += (double)cnt * (double)(hi - lo) / (double)G;
-				}
-				fns[nf].heat = h;
-				nf++;
-			}
-		}
+	if (et_tool_elf_functions(&x, add_fn, &o) < 0) {
+		et_tool_err("out of memory");
+		goto out;
 	}
+	struct fn *fns = o.fns;
+	size_t nf = o.nf;
 	if (nf)
 		qsort(fns, nf, sizeof *fns, by_fn_heat);
 	if (!strcmp(format, "ld"))
@@ -562,15 +288,137 @@ static int cmd_order(int argc, char **argv)
 		printf("  }\n}\nINSERT BEFORE .text;\n");
 	rc = ET_EXIT_OK;
 out:
-	for (size_t i = 0; i < nf; i++)
-		free(fns[i].name);
-	free(fns);
-	if (e)
-		elf_end(e);
-	if (fd >= 0)
-		close(fd);
+	for (size_t i = 0; i < o.nf; i++)
+		free(o.fns[i].name);
+	free(o.fns);
+	et_tool_elf_close(&x);
 	et_profile_free(&p);
 	return rc;
+}
+
+/* ---- import: what other tools recorded, as a profile -------------------- */
+
+static void help_import(FILE *f)
+{
+	fprintf(f,
+	        "usage: enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] [--value TYPE] FILE...\n"
+	        "\n"
+	        "Read profiles recorded by other tools and write them as one profile (for\n"
+	        "ENORMOUSTEXT_PROFILE, profile show|merge|order): per object, by build-id,\n"
+	        "samples per %u bytes of its text.  Each FILE (- for standard input) is told\n"
+	        "by its content:\n"
+	        "  perf.data        perf record's output (a file, or -o - to a pipe)\n"
+	        "  pprof            profile.proto, gzip'd or not (Go's pprof, perf_to_profile,\n"
+	        "                   continuous profilers' exports)%s\n"
+	        "  perf script      the text of `perf script -F pid,ip --show-mmap-events`\n"
+	        "Samples are mapped to (object, file offset) by the mappings the FILE\n"
+	        "records and placed by the object's program headers: the object is read\n"
+	        "where it was mapped, or, when that file has another build-id now, from\n"
+	        "perf's build-id cache ($PERF_BUILDID_DIR, else ~/.debug); samples of\n"
+	        "objects found in neither are left out (one line each says so).  Several\n"
+	        "FILEs are added up.\n"
+	        "\n"
+	        "  -o, --output OUT   the profile to write (default: standard output)\n"
+	        "      --pid PID      only the samples of process PID\n"
+	        "      --comm NAME    only the samples of threads named NAME (perf.data: the\n"
+	        "                     thread's comm; pprof: the \"comm\" label)\n"
+	        "      --value TYPE   pprof: the sample type to count (default: the first\n"
+	        "                     whose unit is \"count\")\n"
+	        "  -h, --help         this help\n"
+	        "\n"
+	        "Exit status: 0 written; 1 a FILE cannot be read, is truncated or corrupt, or\n"
+	        "has no samples (one line naming it), or OUT cannot be written (nothing is\n"
+	        "written then); 2 usage.\n",
+	        ET_PROFILE_RECORD_GRANULE,
+#ifdef ET_TOOL_PPROF
+	        ""
+#else
+	        "\n                   (not in this build: it was made without protobuf-c and zlib)"
+#endif
+	);
+}
+
+static int cmd_import(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "value", required_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL;
+	struct et_import_filter f = { 0 };
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'p': {
+			long pid;
+			if (et_tool_parse_pid(optarg, &pid) != 0)
+				return et_tool_usage("--pid takes a process id, not '%s'", optarg);
+			f.pid_set = true;
+			f.pid = (uint32_t)pid;
+			break;
+		}
+		case 'c':
+			if (!optarg[0])
+				return et_tool_usage("--comm takes a command name");
+			f.comm = optarg;
+			break;
+		case 'v': f.value = optarg; break;
+		case 'h': help_import(stdout); return ET_EXIT_OK;
+		default: return et_tool_bad_option(c, argv, optind);
+		}
+	}
+	if (optind >= argc)
+		return et_tool_usage("give the FILEs to import (perf.data, pprof, perf script text)");
+	int nstdin = 0;
+	for (int i = optind; i < argc; i++)
+		nstdin += !strcmp(argv[i], "-");
+	if (nstdin > 1)
+		return et_tool_usage("standard input (-) can be read once");
+	et_attr_init(false);
+	uint64_t lost = 0;
+	for (int i = optind; i < argc; i++)
+		if (et_tool_import_file(argv[i], &f, &lost) != 0)
+			return ET_EXIT_BAD;
+	struct et_attr_totals tot;
+	et_attr_totals(&tot);
+	int nf = argc - optind;
+	if (tot.samples == 0) {
+		char sel[128] = "";
+		if (f.pid_set || f.comm)
+			snprintf(sel, sizeof sel, " of %s%.0u%s%s%.40s (%llu other sample%s)", f.pid_set ? "pid " : "",
+			         f.pid_set ? f.pid : 0, f.pid_set && f.comm ? " and " : "", f.comm ? "comm " : "",
+			         f.comm ? f.comm : "", (unsigned long long)f.dropped, et_tool_s(f.dropped));
+		if (nf == 1)
+			et_tool_err("%s: no samples%s", argv[optind], sel);
+		else
+			et_tool_err("no samples%s in the %d files", sel, nf);
+		return ET_EXIT_BAD;
+	}
+	char sum[160], comment[256];
+	et_attr_summary(sum, sizeof sum);
+	snprintf(comment, sizeof comment, "imported by enormoustext profile import from %d file%s: %s", nf,
+	         et_tool_s(nf), sum);
+	if (et_attr_write(NULL, out, comment) != 0)
+		return ET_EXIT_BAD;
+	et_attr_say_unfound();
+	if (nf == 1)
+		fprintf(stderr, "enormoustext %s: %s from %s", et_tool_cmd, sum, argv[optind]);
+	else
+		fprintf(stderr, "enormoustext %s: %s from %d files", et_tool_cmd, sum, nf);
+	if (lost)
+		fprintf(stderr, " (%llu more lost by the kernel while recording)", (unsigned long long)lost);
+	if (f.dropped)
+		fprintf(stderr, " (%llu other sample%s not selected)", (unsigned long long)f.dropped,
+		        et_tool_s(f.dropped));
+	fprintf(stderr, " written to %s\n", out ? out : "standard output");
+	return ET_EXIT_OK;
 }
 
 int et_cmd_profile(int argc, char **argv)
@@ -586,6 +434,6 @@ int et_cmd_profile(int argc, char **argv)
 	if (!strcmp(argv[1], "order"))
 		return cmd_order(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "import"))
-		return et_cmd_profile_import(argc - 1, argv + 1);
+		return cmd_import(argc - 1, argv + 1);
 	return et_tool_usage("no profile subcommand '%s' (show, merge, order, import)", argv[1]);
 }

@@ -17,22 +17,24 @@
  *
  * Owns: `record`: sampling COMMAND with perf events (or, where they are
  * refused, running it with the library's own recorder, ENORMOUSTEXT_RECORD,
- * and merging its processes' profiles), `--from-perf-script`, and the
- * attribution of samples to (build-id, granule).
+ * and merging its processes' profiles), `--from-perf-script`'s options
+ * (the attribution of samples to (build-id, granule) is attrib.c's).
  * May call: core (profile: its writer, the recording's granule and rate;
  * util), os/perf_attr.h (the cpu-clock event the library uses too),
- * profile.c (the merge), run.c (the library to preload), output.c,
- * libelf.
+ * attrib.c (samples to objects), import.c (`perf script` text),
+ * profiles.c (the merge), preload.c (the library to preload), output.c,
+ * msg.c, common.c.
  * Never: writes a profile line itself (core/profile.c's writer does);
  * runs another process to merge.
  */
 #include "attrib.h"
 #include "import.h"
+#include "preload.h"
+#include "profiles.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
 #include <limits.h>
 #include <linux/perf_event.h>

@@ -9,19 +9,18 @@
  * checked with the library's own parser (et_options_parse), so the command
  * accepts exactly what the library does and says what it accepts.
  *
- * Which library: --lib PATH, else $ENORMOUSTEXT_LIB, else — when this is the
- * command of a build tree — that build tree's libenormoustext.so, else the
- * one installed beside the command (BINDIR/../LIBDIR), else the one in the
- * configured LIBDIR.  It is prepended to LD_PRELOAD (an existing entry for
- * the same file is dropped, so nesting does not load it twice).
+ * Which library, and LD_PRELOAD with it first: preload.c (--lib PATH, else
+ * $ENORMOUSTEXT_LIB, else this build tree's, beside the command, LIBDIR).
  *
  * Owns: `run`: the options made from the library's table, the environment
- * CMD gets, and the library to preload (et_tool_preload, `record` too).
- * May call: core (options: the table, its parser, its defaults).
+ * CMD gets.
+ * May call: core (options: the table, its parser, its defaults), preload.c
+ * (the library, LD_PRELOAD, the values checked), msg.c.
  * Never: keeps a list of options, a default or an accepted value of its
  * own (the table has them).
  */
 #include "tool.h"
+#include "preload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,13 +31,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#ifndef ET_TOOL_REL_LIBDIR
-#define ET_TOOL_REL_LIBDIR "../lib"
-#endif
-#ifndef ET_TOOL_LIB_NAME
-#define ET_TOOL_LIB_NAME "libenormoustext.so.0"
-#endif
 
 enum {
 	OPT_LIB = 1000,
@@ -90,191 +82,9 @@ static const char *metavar(const char *accepts)
 	return "VALUE";
 }
 
-int et_tool_option_index(const char *var)
-{
-	size_t n;
-	const struct et_option_desc *t = et_option_table(&n);
-	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++)
-		if (!strcmp(t[i].name, var))
-			return (int)i;
-	return -1;
-}
-
 static bool table_has(const char *var)
 {
 	return et_tool_option_index(var) >= 0;
-}
-
-static bool exists_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* The library this command uses by default, or NULL; `tried` lists where it
- * looked (for the message when nothing is there). */
-static const char *default_library(char *out, size_t cap, char *tried, size_t tcap)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	tried[0] = '\0';
-	const char *cand[3];
-	char rel[PATH_MAX + 64];
-	int k = 0;
-#ifdef ET_TOOL_BUILD_EXE
-	/* The command of a build tree uses the library of the same tree. */
-	if (!strcmp(exe, ET_TOOL_BUILD_EXE))
-		cand[k++] = ET_TOOL_BUILD_LIB;
-#endif
-	if (exe[0]) {
-		/* BINDIR/../lib, written without the "..": the directory resolved. */
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		char dir[PATH_MAX + 32], real[PATH_MAX];
-		snprintf(dir, sizeof dir, "%s/%s", exe, ET_TOOL_REL_LIBDIR);
-		snprintf(rel, sizeof rel, "%s/%s", realpath(dir, real) ? real : dir, ET_TOOL_LIB_NAME);
-		cand[k++] = rel;
-	}
-#ifdef ET_TOOL_INSTALL_LIBDIR
-	cand[k++] = ET_TOOL_INSTALL_LIBDIR "/" ET_TOOL_LIB_NAME;
-#endif
-	for (int i = 0; i < k; i++) {
-		if (exists_file(cand[i])) {
-			snprintf(out, cap, "%s", cand[i]);
-			return out;
-		}
-		size_t used = strlen(tried);
-		snprintf(tried + used, tcap - used, "%s%s", used ? ", " : "", cand[i]);
-	}
-	return NULL;
-}
-
-static int check_library(const char *what, const char *sep, const char *path, char *abs, size_t cap)
-{
-	if (!*path) {
-		et_tool_err("%s is empty: give the path of libenormoustext.so", what);
-		return ET_EXIT_BAD;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		et_tool_err("%s%s%s: %s", what, sep, path, strerror(errno));
-		return ET_EXIT_BAD;
-	}
-	struct stat st;
-	unsigned char magic[4] = { 0 };
-	bool reg = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-	ssize_t r = reg ? read(fd, magic, 4) : 0;
-	close(fd);
-	if (!reg) {
-		et_tool_err("%s%s%s: not a regular file", what, sep, path);
-		return ET_EXIT_BAD;
-	}
-	if (r != 4 || memcmp(magic, "\177ELF", 4) != 0) {
-		et_tool_err("%s%s%s: not an ELF shared library", what, sep, path);
-		return ET_EXIT_BAD;
-	}
-	/* The loader resolves a relative LD_PRELOAD entry against the current
-	 * directory of each process: make it absolute. */
-	if (path[0] == '/') {
-		snprintf(abs, cap, "%s", path);
-	} else {
-		char cwd[PATH_MAX];
-		if (!getcwd(cwd, sizeof cwd)) {
-			et_tool_err("%s%s%s: cannot make the path absolute: %s", what, sep, path, strerror(errno));
-			return ET_EXIT_BAD;
-		}
-		snprintf(abs, cap, "%s/%s", cwd, path);
-	}
-	if (strchr(abs, ':') || strchr(abs, ' ')) {
-		et_tool_err("%s%s%s: LD_PRELOAD cannot hold a path with ':' or ' ' in it", what, sep, abs);
-		return ET_EXIT_BAD;
-	}
-	return 0;
-}
-
-/* LD_PRELOAD with lib first; an existing entry naming the same path goes. */
-static char *compose_preload(const char *lib, const char *old)
-{
-	size_t cap = strlen(lib) + (old ? strlen(old) : 0) + 2;
-	char *out = malloc(cap);
-	if (!out)
-		return NULL;
-	size_t n = (size_t)snprintf(out, cap, "%s", lib);
-	const char *p = old ? old : "";
-	while (*p) {
-		size_t len = strcspn(p, ": ");
-		if (len && !(len == strlen(lib) && !strncmp(p, lib, len))) {
-			out[n++] = ':';
-			memcpy(out + n, p, len);
-			n += len;
-			out[n] = '\0';
-		}
-		p += len;
-		if (*p)
-			p++;
-	}
-	return out;
-}
-
-int et_tool_library(const char *lib_opt, char *abs, size_t cap)
-{
-	char lib[PATH_MAX], tried[3 * PATH_MAX];
-	const char *env_lib = getenv(ET_OPTION_LIB_VAR);
-	if (lib_opt)
-		return check_library("--lib", " ", lib_opt, abs, cap);
-	if (env_lib)
-		return check_library(ET_OPTION_LIB_VAR, "=", env_lib, abs, cap);
-	if (default_library(lib, sizeof lib, tried, sizeof tried))
-		return check_library("library", " ", lib, abs, cap);
-	et_tool_err("cannot find " ET_TOOL_LIB_NAME " (looked for %s): give --lib PATH or set "
-	            ET_OPTION_LIB_VAR, tried);
-	return ET_EXIT_BAD;
-}
-
-char *et_tool_preload(const char *lib_opt)
-{
-	char abs[PATH_MAX + 8];
-	if (et_tool_library(lib_opt, abs, sizeof abs))
-		return NULL;
-	char *preload = compose_preload(abs, getenv("LD_PRELOAD"));
-	if (!preload)
-		et_tool_err("out of memory");
-	return preload;
-}
-
-struct check_ctx {
-	const char *const *val;
-	int bad_id;
-	const char *bad_value, *bad_accepts;
-};
-
-static const char *check_get(const char *name, void *vctx)
-{
-	struct check_ctx *c = vctx;
-	int i = et_tool_option_index(name);
-	return i >= 0 ? c->val[i] : NULL;
-}
-
-static void check_warn(const char *name, const char *value, const char *accepts, void *vctx)
-{
-	struct check_ctx *c = vctx;
-	if (c->bad_id >= 0)
-		return;
-	c->bad_id = et_tool_option_index(name);
-	c->bad_value = value;
-	c->bad_accepts = accepts;
-}
-
-int et_tool_options_bad(const char *const val[ET_OPT__COUNT], const char **accepts)
-{
-	struct check_ctx c = { .val = val, .bad_id = -1 };
-	struct et_options parsed;
-	et_options_parse(&parsed, check_get, check_warn, &c);
-	if (c.bad_id >= 0 && accepts)
-		*accepts = c.bad_accepts;
-	return c.bad_id;
 }
 
 /* Shell-quote for display when needed. */
@@ -329,7 +139,7 @@ static void help(FILE *f)
 		fprintf(f, "  %-22s not available: this libenormoustext has no profile support\n"
 		           "  %-22s (no ENORMOUSTEXT_PROFILE variable); using it is an error\n",
 		        "--profile FILE", "");
-	const char *def = default_library(lib, sizeof lib, tried, sizeof tried);
+	const char *def = et_tool_default_library(lib, sizeof lib, tried, sizeof tried);
 	fprintf(f,
 	        "  %-22s one more --verbose level (repeatable; --verbose wins)\n"
 	        "\n"

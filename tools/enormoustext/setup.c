@@ -32,7 +32,7 @@
  * boot-time files of --persist and their removal (--undo); the pool's size
  * check against MemTotal.
  * May call: core (sysinfo: the PMD size; options: sizes; outfile: the
- * files), common.c.
+ * files), common.c, output.c (messages), msg.c.
  * Never: writes anything --dry-run was given for; writes a file other than
  * those settings and the two files; replaces or removes a file without the
  * marker.

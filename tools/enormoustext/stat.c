@@ -27,7 +27,8 @@
  *
  * Owns: `stat`: per process and per object, how much text is huge and of
  * which kind, as text, JSON or Prometheus metrics.
- * May call: core (smaps, json, sysinfo), common.c, output.c (-o), prom.c.
+ * May call: core (smaps, json, sysinfo), common.c, output.c (-o), prom.c,
+ * msg.c.
  * Never: changes the processes it looks at.
  */
 #include "tool.h"

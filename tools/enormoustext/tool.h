@@ -1,7 +1,29 @@
 /*
- * tool.h — what the parts of the `enormoustext` command share: the
- * subcommands, error and usage reporting, size formatting, and the stdio
- * ends of the library's writers.
+ * tool.h — what every part of the `enormoustext` command shares: the
+ * subcommands, error and usage messages (msg.c), size formatting and small
+ * reads (common.c), the files it writes (output.c), the Prometheus format
+ * (prom.c), another program run and its output captured (spawn.c).
+ *
+ * The command's shape (bpftool's and git's; tests/layout/command.sh checks
+ * it on the object files): main.c dispatches; one file per subcommand
+ * (run.c, stat.c, check.c, status.c, setup.c, perfmap.c, prime.c,
+ * record.c, profile.c, collapse.c, enable.c), which calls shared files
+ * only, never another subcommand's; shared files, each with its header and
+ * one piece of knowledge:
+ *   elffile.c    ELF files through libelf: open, header, segments,
+ *                interpreter, the build-id (one reader, one key), DT_NEEDED,
+ *                functions
+ *   check_elf.c  `check`'s analysis of a file (also `status --explain`'s)
+ *   loader.c     which libraries a program loads (its own loader asked)
+ *   preload.c    which libenormoustext, LD_PRELOAD, its variables checked
+ *   host.c       the host's settings and probes, the order of `auto`
+ *   explain.c    the sentences of `status --explain`
+ *   pagecache.c  a file's text windows in the page cache, priming them
+ *   profiles.c   profiles loaded, windows, merged
+ *   heatmap.c    the SVG heat map of `profile show`
+ *   attrib.c     samples to (build-id, granule) counts, written as a profile
+ *   import.c     other tools' recordings (perf.data: perfdata.c, pprof:
+ *                pprof.c, perf script text) into those counts
  *
  * The command is made of the library's core (the static library
  * enormoustext_core_static; it includes only core/ headers): options.c for
@@ -9,8 +31,8 @@
  * the `auto` backend order, smaps.c for /proc/PID/smaps, plan.c for the
  * window planner, json.c for every --json, profile.c for the profile
  * format (read and written), outfile.c for every file it writes
- * (output.c), util.c.  The runtime (constructor, passes) never runs in the
- * command.
+ * (output.c), util.c, mm_flags.h for the MAP_/MADV_ values older headers
+ * lack.  The runtime (constructor, passes) never runs in the command.
  *
  * Exit statuses, for every subcommand: 0 done; 1 an input was bad (a PID, a
  * file, a write that failed) — one line on stderr names it and says what is
@@ -42,7 +64,8 @@
 #define ET_EXIT_BAD 1
 #define ET_EXIT_USAGE 2
 
-/* The subcommand being run ("run", "stat", ...), for messages. */
+/* The subcommand being run ("run", "stat", ...), for messages (msg.c;
+ * main.c sets it). */
 extern const char *et_tool_cmd;
 
 /* "enormoustext CMD: <message>\n" on stderr. */
@@ -147,81 +170,12 @@ void et_prom_sample(FILE *f, const char *name, const struct et_prom_label *l, si
 /* Whether s is a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*). */
 bool et_prom_name_ok(const char *s);
 
-/* ---------------------------------------------------------------- run */
+/* ------------------------------------------------------------ spawn */
 
-/* The LD_PRELOAD value with libenormoustext first: the library from lib_opt
- * (--lib), else $ENORMOUSTEXT_LIB, else this command's default; NULL after
- * one line saying why.  Free it. */
-char *et_tool_preload(const char *lib_opt);
-/* The library alone, by the same rules, checked (a regular ELF file) and
- * made absolute into abs: 0, or ET_EXIT_BAD after one line saying why. */
-int et_tool_library(const char *lib_opt, char *abs, size_t cap);
-/* The index of variable `var` (ENORMOUSTEXT_...) in the library's option
- * table, or -1. */
-int et_tool_option_index(const char *var);
-/* Values of the table's variables (val[i] for the i-th; NULL: not given)
- * checked by the library's own parser: -1 when all are good, else the
- * index of the first bad one (*accepts: what it accepts). */
-int et_tool_options_bad(const char *const val[ET_OPT__COUNT], const char **accepts);
-
-/* ----------------------------------------------------------- profile */
-
-/* `profile merge -o out FILE...` (and `record`'s merge of its processes'
- * profiles): each file loaded (a bad one, or one of another granule: one
- * line naming it), their sum written to out by core/profile.c's merge.
- * ET_EXIT_OK, or ET_EXIT_BAD after one line saying why (out untouched). */
-int et_tool_profile_merge(const char *out, char *const *files, size_t n);
-/* The same into t when it is already open (et_tool_out_open/_try: closed
- * or aborted here), else into out opened here. */
-int et_tool_profile_merge_to(struct et_tool_out *t, const char *out, char *const *files, size_t n);
-/* The GNU build-id of an ELF file opened with libelf, in lower-case hex as
- * profiles key objects ("" when it has none); profile.c. */
-struct Elf;
-void et_tool_build_id(struct Elf *e, char out[41]);
-
-/* ------------------------------------------------------------- check */
-
-struct et_check_opts {
-	uint64_t pmd_size;        /* H: huge page size to plan for */
-	uint64_t page_size;       /* run-time page size (granularity of load bases) */
-	uint64_t pad_threshold;   /* tails larger than this are worth padding */
-	bool json;
-};
-
-/* Analyse one ELF image held in memory (buf may be modified by libelf).
- * Writes the human-readable analysis to `out` (or one JSON value to `j`
- * when opts->json); on a bad or truncated file, writes nothing there and
- * one line naming `name` to `err`, and returns 1.  Returns 0 on success. */
-int et_check_image(const char *name, void *buf, size_t len, const struct et_check_opts *opts,
-                   FILE *out, struct et_json *j, FILE *err);
-/* The same for a file on disk (read into private memory first). */
-int et_check_path(const char *path, const struct et_check_opts *opts, FILE *out,
-                  struct et_json *j, FILE *err);
-/* What `check` finds in a file, as figures (for `status --explain`): 0, or
- * 1 after one line naming path on err. */
-struct et_check_summary {
-	uint64_t text_bytes;                 /* file bytes of the executable segments */
-	uint64_t eligible_min, eligible_max; /* in whole windows, as glibc loads it */
-	uint64_t eligible_aligned;           /* the same when loaded H-aligned */
-	bool congruent;                      /* text address and file offset agree modulo H */
-	bool file_backed;                    /* congruent and loaded aligned by p_align: can be mapped huge from the file */
-	bool textrel, dso, pie;
-	uint64_t pad_windows, pad_bytes;     /* tails the library pads at run time (copied) */
-	unsigned machine, cls;
-	char interp[256];
-};
-int et_check_summary(const char *path, const struct et_check_opts *opts,
-                     struct et_check_summary *out, FILE *err);
-
-/* ------------------------------------------------------------- prime */
-
-/* `prime --check` of one file, as figures: windows of its text, and how
- * many are huge in the page cache now, not cached at all, cached small;
- * 0, or -1 after one line naming it. */
-struct et_prime_state {
-	uint64_t windows, huge, not_cached, small;
-	bool congruent;
-};
-int et_tool_prime_state(const char *path, uint64_t H, struct et_prime_state *st);
+/* Run argv (no shell) with env (NULL: this process's), stdout into *out
+ * (malloc'd, may be NULL), stderr into *err when err is given (else
+ * inherited); the exit status, or -1 when it could not run or was killed
+ * (spawn.c). */
+int et_tool_capture(char *const argv[], char *const envp[], char **out, char **err);
 
 #endif

@@ -1,28 +1,18 @@
 /*
- * tools/enormoustext/status.h — what `status` has read and probed, shared
- * by status.c (which reads, probes and prints it) and explain.c (which
- * turns it into advice: `status --explain`).
+ * host.h — what this system allows for huge text (host.c): its settings,
+ * read from sysfs, and what three probes find in this process; the order
+ * `auto` would try.  status.c prints it, explain.c turns it into advice
+ * (`status --explain`).
  */
-#ifndef ET_TOOL_STATUS_H
-#define ET_TOOL_STATUS_H
+#ifndef ET_TOOL_HOST_H
+#define ET_TOOL_HOST_H
 
 #include "tool.h"
 #include "core/memcg.h"
 
-#include <limits.h>
-#include <sys/mman.h>
+#include "core/mm_flags.h"
 
-/* the advice the probes (status.c) and the sentences (explain.c) name,
- * where an older <sys/mman.h> lacks them */
-#ifndef MADV_HUGEPAGE
-#define MADV_HUGEPAGE 14
-#endif
-#ifndef MADV_NOHUGEPAGE
-#define MADV_NOHUGEPAGE 15
-#endif
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
+#include <limits.h>
 
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
 #define HUGETLB_DIR "/sys/kernel/mm/hugepages"
@@ -46,7 +36,7 @@ struct size_entry {
 	long total, free, resv, surplus; /* hugetlb */
 };
 
-struct status {
+struct et_tool_host {
 	const char *root;
 	bool real;
 	struct et_sysinfo si;
@@ -68,17 +58,20 @@ struct status {
 	struct et_memcg memcg;
 };
 
+/* The settings of s->root ("/": this system; else a copy of sysfs, and
+ * nothing probed), and unless probe is false the probes: the file probe's
+ * file in probe_dir, else in the first of $TMPDIR, /var/tmp, /tmp on the
+ * file system of ref (the PROGRAM of --explain; NULL: this command). */
+void et_tool_host_read(struct et_tool_host *s, bool probe, const char *probe_dir, const char *ref);
+
 /* The name of a statfs f_type ("ext4", ...; else its number, in buf). */
-const char *et_status_fs_name(long type, char *buf, size_t cap);
+const char *et_tool_fs_name(long type, char *buf, size_t cap);
 /* "2 MiB" */
-const char *et_status_mib(uint64_t H, char *buf, size_t cap);
+const char *et_tool_mib(uint64_t H, char *buf, size_t cap);
 /* The order auto tries, and why, as one line (status's own text). */
-void et_status_auto_reason(const struct status *s, char *out, size_t cap);
-/* `status --explain [PROGRAM]`: sentences, each from a fact of s (and of
- * PROGRAM, its libraries and their page cache); into j when not NULL (the
- * "explain" member of status's object), else as text on stdout.
- * ET_EXIT_OK, or ET_EXIT_BAD after one line when PROGRAM cannot be read. */
-int et_status_explain(const struct status *s, const char *program, struct et_json *j);
+void et_tool_auto_reason(const struct et_tool_host *s, char *out, size_t cap);
+/* The backends auto tries, "thp, then collapse" (none: the word for none). */
+void et_tool_auto_chain(const struct et_tool_host *s, const char *none, char *out, size_t cap);
 
 #endif
 

@@ -1,0 +1,43 @@
+/*
+ * check_elf.h — the analysis behind `enormoustext check` (check_elf.c): can
+ * the text of an ELF file go onto huge pages, how much of it, what would
+ * make all of it.  For `check` and for `status --explain PROGRAM`.
+ */
+#ifndef ET_TOOL_CHECK_ELF_H
+#define ET_TOOL_CHECK_ELF_H
+
+#include "tool.h"
+
+struct et_check_opts {
+	uint64_t pmd_size;        /* H: huge page size to plan for */
+	uint64_t page_size;       /* run-time page size (granularity of load bases) */
+	uint64_t pad_threshold;   /* tails larger than this are worth padding */
+	bool json;
+};
+
+/* Analyse one ELF image held in memory (buf may be modified by libelf).
+ * Writes the human-readable analysis to `out` (or one JSON value to `j`
+ * when opts->json); on a bad or truncated file, writes nothing there and
+ * one line naming `name` to `err`, and returns 1.  Returns 0 on success. */
+int et_check_image(const char *name, void *buf, size_t len, const struct et_check_opts *opts,
+                   FILE *out, struct et_json *j, FILE *err);
+/* The same for a file on disk (read into private memory first). */
+int et_check_path(const char *path, const struct et_check_opts *opts, FILE *out,
+                  struct et_json *j, FILE *err);
+/* What `check` finds in a file, as figures (for `status --explain`): 0, or
+ * 1 after one line naming path on err. */
+struct et_check_summary {
+	uint64_t text_bytes;                 /* file bytes of the executable segments */
+	uint64_t eligible_min, eligible_max; /* in whole windows, as glibc loads it */
+	uint64_t eligible_aligned;           /* the same when loaded H-aligned */
+	bool congruent;                      /* text address and file offset agree modulo H */
+	bool file_backed;                    /* congruent and loaded aligned by p_align: can be mapped huge from the file */
+	bool textrel, dso, pie;
+	uint64_t pad_windows, pad_bytes;     /* tails the library pads at run time (copied) */
+	unsigned machine, cls;
+	char interp[256];
+};
+int et_check_summary(const char *path, const struct et_check_opts *opts,
+                     struct et_check_summary *out, FILE *err);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * preload.h — libenormoustext handed to another program (preload.c):
+ * which file, the LD_PRELOAD value with it first, and its variables'
+ * values checked by its own parser.  For `run`, `record` and `enable`.
+ */
+#ifndef ET_TOOL_PRELOAD_H
+#define ET_TOOL_PRELOAD_H
+
+#include "tool.h"
+
+/* The library this command uses when none is named (the build tree's for
+ * the command of a build tree, then beside the command, then LIBDIR), into
+ * out; NULL when none is there, `tried` listing where it looked. */
+const char *et_tool_default_library(char *out, size_t cap, char *tried, size_t tcap);
+/* The library from lib_opt (--lib), else $ENORMOUSTEXT_LIB, else the
+ * default, checked (a regular ELF file) and made absolute into abs: 0, or
+ * ET_EXIT_BAD after one line saying why. */
+int et_tool_library(const char *lib_opt, char *abs, size_t cap);
+/* The LD_PRELOAD value with that library first (an entry for the same file
+ * dropped from the one in the environment); NULL after one line saying
+ * why.  Free it. */
+char *et_tool_preload(const char *lib_opt);
+/* The index of variable `var` (ENORMOUSTEXT_...) in the library's option
+ * table, or -1. */
+int et_tool_option_index(const char *var);
+/* Values of the table's variables (val[i] for the i-th; NULL: not given)
+ * checked by the library's own parser: -1 when all are good, else the
+ * index of the first bad one (*accepts: what it accepts). */
+int et_tool_options_bad(const char *const val[ET_OPT__COUNT], const char **accepts);
+
+#endif
