@@ -8,6 +8,24 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+/* A program at work for `ms` milliseconds: run(), over and over.  By
+ * default the library moves the text of a process that lives longer than
+ * a second (ENORMOUSTEXT_DEFER=1s), on a thread of its own, while the
+ * program runs; a program that ends sooner is left alone.  Returns the
+ * last result of run(). */
+static int example_work(int (*run)(void), long ms)
+{
+	struct timespec t0, t;
+	int r;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		r = run();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L < ms);
+	return r;
+}
 
 static int et_ex_main_seg(struct dl_phdr_info *info, size_t size, void *arg)
 {

@@ -1,8 +1,10 @@
 /*
  * linked.c — the second way in: link with -lenormoustext.
  *
- * The library's constructor has already run when main() starts; this
- * program only asks what it did, through the public API, and prints it.
+ * The library starts with the program; by default it moves the text once
+ * the process has lived a second (ENORMOUSTEXT_DEFER=1s), on a thread of
+ * its own.  This program works for 1.5 s, then asks what the library did,
+ * through the public API, and prints it.
  *
  *   cc linked.c -lenormoustext -o linked && ./linked
  */
@@ -15,7 +17,7 @@
 
 int main(void)
 {
-	printf("example_linked: checksum %d\n", bc_run());
+	printf("example_linked: checksum %d\n", example_work(bc_run, 1500));
 	example_report("example_linked");
 	struct enormoustext_stats st = { .size = sizeof st };
 	int err = enormoustext_get_stats(&st);

@@ -5,7 +5,10 @@
  *
  *   LD_PRELOAD=build/libenormoustext.so build/examples/example_preload
  *
- * and its text is on huge pages when main() starts.  It prints how much.
+ * and, as it works, its text goes onto huge pages: by default the library
+ * moves it once the process has lived a second (ENORMOUSTEXT_DEFER=1s; 0
+ * moves it before main() starts).  It works for 1.5 s, then prints how
+ * much of its text is huge.
  * preload.sh does the same for any command.
  */
 #define _GNU_SOURCE   /* dl_iterate_phdr */
@@ -14,7 +17,7 @@
 
 int main(void)
 {
-	printf("example_preload: checksum %d\n", bc_run());
+	printf("example_preload: checksum %d\n", example_work(bc_run, 1500));
 	example_report("example_preload");
 	return 0;
 }

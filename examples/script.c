@@ -16,7 +16,7 @@
 
 int main(void)
 {
-	printf("example_script: checksum %d\n", bc_run());
+	printf("example_script: checksum %d\n", example_work(bc_run, 1500));
 	example_report("example_script");
 	return 0;
 }

@@ -28,6 +28,12 @@
  *                         the process
  *   --check-api           (bigtext-linked only) check the public API's
  *                         figures against this program's own
+ *   --hold S              after the checks, sleep S seconds (the text stays
+ *                         mapped while another process looks at it)
+ *   --run S               before the checks, keep calling every function
+ *                         (every 20 ms) for S seconds: the text is running
+ *                         while a deferred worker (ENORMOUSTEXT_DEFER) moves
+ *                         it, and every check then sees what it did
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -41,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bigtext.h"
@@ -329,7 +336,9 @@ static void check_same_dir(void)
 
 /* ---- results ---------------------------------------------------------- */
 
-static void check_results(void)
+/* Call every function of both objects once: how many results were wrong
+ * (the first few named with fail() when `say`), and their checksum. */
+static unsigned call_all(uint64_t *sum_out, int say)
 {
 	const bt_fn *lt;
 	unsigned nl = 0, i, bad = 0;
@@ -338,22 +347,67 @@ static void check_results(void)
 	lt = bt_lib_table(&nl);
 	for (i = 0; i < bt_exe_count; i++) {
 		uint64_t x = bt_arg(BT_OBJ_EXE, i), r = bt_exe_table[i](x);
-		if (r != bt_expect(BT_OBJ_EXE, i, x) && bad++ < 5)
+		if (r != bt_expect(BT_OBJ_EXE, i, x) && bad++ < 5 && say)
 			fail("exe function %u returned %#" PRIx64 ", expected %#" PRIx64,
 			     i, r, bt_expect(BT_OBJ_EXE, i, x));
 		sum = (sum ^ r) * 0x100000001B3ull;
 	}
 	for (i = 0; i < nl; i++) {
 		uint64_t x = bt_arg(BT_OBJ_LIB, i), r = lt[i](x);
-		if (r != bt_expect(BT_OBJ_LIB, i, x) && bad++ < 5)
+		if (r != bt_expect(BT_OBJ_LIB, i, x) && bad++ < 5 && say)
 			fail("lib function %u returned %#" PRIx64 ", expected %#" PRIx64,
 			     i, r, bt_expect(BT_OBJ_LIB, i, x));
 		sum = (sum ^ r) * 0x100000001B3ull;
 	}
+	*sum_out = sum;
+	return bad;
+}
+
+static void check_results(void)
+{
+	unsigned nl = 0, bad;
+	uint64_t sum;
+
+	(void)bt_lib_table(&nl);
+	bad = call_all(&sum, 1);
 	if (bad)
 		fail("%u of %u function results wrong", bad, bt_exe_count + nl);
 	printf("bigtext: results: %u exe + %u lib functions called, %u wrong, checksum %016" PRIx64 "\n",
 	       bt_exe_count, nl, bad, sum);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* --run S: keep running the text for S seconds of wall time — every
+ * function of both objects, every 20 ms — so that the text is in use
+ * while a deferred worker moves it; each round's results checked. */
+static void keep_running(double secs)
+{
+	const struct timespec pause = { 0, 20 * 1000 * 1000 };
+	double t0 = now_s();
+	unsigned long rounds = 0, wrong_rounds = 0;
+	uint64_t sum, first = 0;
+
+	printf("bigtext: running for %g s\n", secs);
+	fflush(stdout);
+	do {
+		unsigned bad = call_all(&sum, 0);
+		if (rounds++ == 0)
+			first = sum;
+		if (bad || sum != first)
+			wrong_rounds++;
+		nanosleep(&pause, NULL);
+	} while (now_s() - t0 < secs);
+	if (wrong_rounds)
+		fail("--run: %lu of %lu rounds of calls had wrong results", wrong_rounds, rounds);
+	else
+		printf("bigtext: ran every function every 20 ms for %g s: every round right\n", secs);
 }
 
 /* ---- memory == file ----------------------------------------------------- */
@@ -717,7 +771,7 @@ static void usage(void)
 {
 	puts("usage: bigtext [--expect-huge P | --expect-huge-exe P | --expect-huge-lib P]\n"
 	     "               [--expect-seg-huge-exe P] [--expect-seg-huge-lib P]\n"
-	     "               [--expect-shared-lib P] [--expect-private-lib P] [--hold SECONDS]\n"
+	     "               [--expect-shared-lib P] [--expect-private-lib P] [--hold SECONDS] [--run SECONDS]\n"
 	     "               [--expect-none | --expect-none-exe | --expect-none-lib]\n"
 	     "               [--kind anon|file|hugetlb|any] [--expect-loaded | --expect-not-loaded]\n"
 	     "               [--check-api]");
@@ -728,6 +782,7 @@ int main(int argc, char **argv)
 	double want_huge[2] = { -1, -1 }, want_seg[2] = { -1, -1 }, want_shared[2] = { -1, -1 };
 	double want_private[2] = { -1, -1 };
 	int hold = 0;
+	double run_secs = 0;
 	int want_none[2] = { 0, 0 }, want_loaded = -1, api = 0, i, k;
 	const char *kind = "any";
 	uint64_t H;
@@ -759,6 +814,9 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--hold")) {
 			hold = (int)parse_pct(a, v);
+			i++;
+		} else if (!strcmp(a, "--run")) {
+			run_secs = parse_pct(a, v);
 			i++;
 		} else if (!strcmp(a, "--expect-none")) {
 			want_none[0] = want_none[1] = 1;
@@ -804,6 +862,8 @@ int main(int argc, char **argv)
 	setup_objects(H, page);
 	find_paths();
 	check_same_dir();
+	if (run_secs > 0)
+		keep_running(run_secs);
 
 	check_results();
 	for (k = 0; k < 2; k++)

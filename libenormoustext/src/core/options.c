@@ -54,7 +54,7 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"with a profile: leave alone the objects it does not have" },
 	[ET_OPT_RECORD] = { "ENORMOUSTEXT_RECORD", "", "a writable file path",
 		"sample this process; write a profile here at exit (%p: pid)" },
-	[ET_OPT_DEFER] = { "ENORMOUSTEXT_DEFER", "0", "a duration: 0, or an integer with ms or s",
+	[ET_OPT_DEFER] = { "ENORMOUSTEXT_DEFER", "1s", "a duration: 0, or an integer with ms or s",
 		"move text on a worker thread once the process has lived this long" },
 	[ET_OPT_DEFER_RATE] = { "ENORMOUSTEXT_DEFER_RATE", "0", "an integer (MiB/s), 0 no limit",
 		"with ENORMOUSTEXT_DEFER: the worker copies at most this many MiB/s" },

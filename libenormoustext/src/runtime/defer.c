@@ -358,6 +358,11 @@ bool et_defer_is_worker(void)
 	return __atomic_load_n(&g_self_set, __ATOMIC_ACQUIRE) && pthread_equal(g_self, pthread_self());
 }
 
+bool et_defer_hurried(void)
+{
+	return __atomic_load_n(&g_hurry, __ATOMIC_ACQUIRE);
+}
+
 bool et_defer_sleep(uint64_t ns)
 {
 	struct timespec until;
@@ -458,7 +463,7 @@ void et_defer_hurry(const char *what)
 		return;
 	}
 	bool was_waiting = g_state == D_WAITING;
-	g_hurry = true;
+	__atomic_store_n(&g_hurry, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&g_c);
 	struct timespec until = wait_until();
 	bool late = false;

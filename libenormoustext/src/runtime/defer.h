@@ -33,6 +33,9 @@ ET_HIDDEN void et_defer_stand_down(const char *what);
 ET_HIDDEN void et_defer_hurry(const char *what);
 /* Is the caller the worker? */
 ET_HIDDEN bool et_defer_is_worker(void);
+/* Was the work hurried (et_defer_hurry)?  Then it is the last chance: what
+ * has not run yet is copied too (ENORMOUSTEXT_COPY_MIN does not apply). */
+ET_HIDDEN bool et_defer_hurried(void);
 /* On the worker: wait ns (ENORMOUSTEXT_DEFER_RATE's pause between
  * pieces); false when it is asked to stand down meanwhile (at once). */
 ET_HIDDEN bool et_defer_sleep(uint64_t ns);

@@ -59,6 +59,7 @@
 #include "runtime/sandbox.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -120,14 +121,24 @@ static void collapse_window(uintptr_t w, const char *how)
 	} while (!__atomic_compare_exchange_n(s, &v, v + 1, true, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 
 	size_t h = et_jit_pmd;
-	if (et_os_advise((void *)w, h, MADV_COLLAPSE) == 0) {
+	/* EAGAIN is transient by the man page (a page locked or not yet on
+	 * the LRU lists just then), ENOMEM may be (compaction): asked again at
+	 * once, a few times, before the window is left to the next try */
+	int r, e = 0;
+	for (int t = 0; t < 3; t++) {
+		r = et_os_advise((void *)w, h, MADV_COLLAPSE);
+		e = errno;
+		if (r == 0 || (e != EAGAIN && e != ENOMEM))
+			break;
+		sched_yield();
+	}
+	if (r == 0) {
 		__atomic_or_fetch(s, (uintptr_t)WIN_DONE, __ATOMIC_ACQ_REL);
 		count(&g_st.collapsed, 1);
 		et_log(2, "jit: %#lx-%#lx (%s): on a %zu MiB page", (unsigned long)w,
 		       (unsigned long)(w + h), how, h >> 20);
 		return;
 	}
-	int e = errno;
 	char eb[24];
 	if (e == EINVAL)
 		count(&g_st.failed_range, 1);

@@ -459,7 +459,7 @@ static size_t process_new_timed(struct et_run *run, const struct link_map *ns_he
 	int reserved = k > 0 ? table_reserve(run, fresh) : 0;
 	struct et_run pass = { .opt = run->opt, .si = run->si, .objs = tmp, .nobjs = k, .t0_ns = t0,
 	                       .win_limit = piece_limit(), .loader_subs = c.subs,
-	                       .deferred = et_defer_is_worker() };
+	                       .deferred = et_defer_is_worker() && !et_defer_hurried() };
 	table_unlock();
 	if (k > 0 && reserved == 0) {
 		et_pipeline_run(&pass);

@@ -841,7 +841,8 @@ static void budget_after(struct et_run *run, enum et_backend b, struct budget *b
  * and looked at again when the worker tries priming later.  Zero-copy
  * windows cost nothing of that kind and are never held back.  In the
  * constructor nothing has run yet: every window is copied there (and a
- * profile or ENORMOUSTEXT_HOT=auto says which are hot instead).
+ * profile or ENORMOUSTEXT_HOT=auto says which are hot instead), and
+ * neither in a hurried pass (prctl(PR_SET_THP_DISABLE): the last chance).
  * Returns how many of the pending windows were held back.
  */
 static size_t copy_gate(struct et_run *run, enum et_backend b)
@@ -911,6 +912,8 @@ void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
 		}
 		budget_after(run, chain[c], &bg);
 	}
-	if (run->opt.prime)
+	/* auto primes what ENORMOUSTEXT_BACKEND=auto had to copy; a copying
+	 * backend named on its own keeps its copies (PRIME=1 primes them) */
+	if (run->opt.prime && (run->opt.prime_sync || run->opt.backend == ET_BACKEND_AUTO))
 		reprime(run, &pool_left);
 }

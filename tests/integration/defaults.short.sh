@@ -1,0 +1,80 @@
+#!/bin/bash
+# integration.defaults.short — with the defaults, a program that ends before
+# the deferral (1 s) is left alone; one that lives longer gets its text huge.
+#
+# A copy of bigtext-nopie (its layout is the same from run to run, so its
+# whole output can be compared), run once (about 0.1 s) with the library
+# preloaded, no ENORMOUSTEXT_* variable but ENORMOUSTEXT_VERBOSE=1 and
+# ENORMOUSTEXT_REPORT: its output and exit status are its plain run's (but
+# for the line naming the library), stderr is empty, no report is written;
+# and, where strace is installed, the process opened no file its plain run
+# did not but the library itself (no smaps, no pagemap: nothing was looked
+# at) and started one thread more (the waiting worker).  Then with --run 3
+# (calling its functions for 3 s, its checks at the end): at the end its
+# text is huge (its own smaps), the report says so, and the summary line
+# was printed, once.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/defaults.bash"
+
+# named bigtext in the copy, as the report helpers (obj_str) look for it
+fresh "$IT_BIN" bigtext-nopie
+mv "$D/bigtext-nopie" "$D/bigtext" || exit 2
+EXE=bigtext
+run plain -- "./$EXE"
+[ "$RC" -eq 0 ] || fail "the plain run failed, exit status $RC: $(bigtext_says)"
+BASE_RESULTS=$(grep '^bigtext: results:' "$OUT")
+grep -v '^bigtext: libenormoustext:' "$OUT" >"$D/plain.cmp"
+
+# the short run: well within the deferral, or the test proves nothing
+for try in 1 2 3; do
+	t0=$(date +%s%N)
+	run short ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_REPORT="$D/short-%p.json" LD_PRELOAD="$PRE" -- "./$EXE"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "   ($ms ms)"
+	[ "$ms" -lt 700 ] && break
+	rm -f "$D"/short-*.json
+done
+[ "$ms" -lt 700 ] || fail "bigtext took $ms ms three times: too close to the 1 s deferral for this test to mean anything (a loaded machine?)"
+[ "$RC" -eq 0 ] || fail "with the library (defaults), a short run exited $RC: $(bigtext_says)"
+grep -q '^bigtext: libenormoustext: loaded from' "$OUT" || fail "the library was not loaded (LD_PRELOAD did not take)"
+grep -v '^bigtext: libenormoustext:' "$OUT" | diff "$D/plain.cmp" - >"$D/short.diff" ||
+	fail "a run that ends before the deferral printed other than its plain run: $(head -6 "$D/short.diff" | tr '\n' '|')"
+stderr_empty "a process that ends before the deferral (ENORMOUSTEXT_VERBOSE=1)"
+reports=$(find "$D" -name 'short-*.json*' | wc -l)
+[ "$reports" -eq 0 ] || fail "a process that ends before the deferral wrote a report: $(find "$D" -name 'short-*.json*' | tr '\n' ' ')"
+echo "-- ended in $ms ms: output as plain, stderr empty, no report"
+
+if command -v strace >/dev/null 2>&1; then
+	st="strace -f -qq -e trace=openat,open,clone,clone3,fork,vfork"
+	(cd "$D" && $st -o "$D/plain.st" "./$EXE" >/dev/null 2>&1) || fail "the plain run under strace failed"
+	(cd "$D" && $st -o "$D/short.st" -E LD_PRELOAD="$PRE" -E ENORMOUSTEXT_VERBOSE=1 \
+		-E ENORMOUSTEXT_REPORT="$D/st-%p.json" "./$EXE" >/dev/null 2>"$D/st.err") ||
+		fail "the short run under strace failed: $(head -3 "$D/st.err")"
+	# the paths opened, and the threads started, by any thread of each
+	opened() { sed -n 's/^[0-9]* *open[a-z]*(\(AT_FDCWD, \)\{0,1\}"\([^"]*\)".*/\2/p' "$1" | sort; }
+	threads() { grep -cE '^[0-9]+ +(clone|clone3|fork|vfork)\(' "$1"; }
+	extra=$(comm -13 <(opened "$D/plain.st") <(opened "$D/short.st") | grep -vF "$(realpath "$PRE")" | grep -vxF "$PRE")
+	echo "-- under strace, opened beyond the plain run's files (but the library): ${extra:-nothing}"
+	if grep -E 'smaps|pagemap|/maps$|kpage' <<<"$extra"; then
+		fail "a process that ends before the deferral looked at its memory: it opened $(tr '\n' ' ' <<<"$extra")"
+	fi
+	t_plain=$(threads "$D/plain.st") t_short=$(threads "$D/short.st")
+	echo "-- threads started: plain $t_plain, with the library $t_short"
+	[ "$t_short" -le $((t_plain + 1)) ] || fail "the library started $((t_short - t_plain)) threads or processes in a short run (one waiting worker at most)"
+	[ ! -s "$D/st.err" ] || fail "under strace the short run printed on stderr: $(head -3 "$D/st.err")"
+	[ "$(find "$D" -name 'st-*.json*' | wc -l)" -eq 0 ] || fail "under strace the short run wrote a report"
+else
+	echo "-- strace is not installed: what the short run opened is not checked"
+fi
+
+# a run that outlives the deferral: the worker does the work
+run held ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_REPORT="$D/held.json" LD_PRELOAD="$PRE" -- "./$EXE" --run 3 --expect-huge 95
+expect_pass "alive 3 s with the defaults, its text must be huge at the end (its own smaps)"
+stderr_one_line '^enormoustext: 2 of [0-9]+ objects, ' "alive 3 s with ENORMOUSTEXT_VERBOSE=1: one summary line, both objects moved"
+for role in exe lib; do
+	k=$(kinds "$D/held.json" "$role")
+	[[ -n $k && $k != *.* ]] || fail "$role: window kinds '$k' in the report: every window must be huge"
+	echo "-- $role: windows $k"
+done
+
+pass
