@@ -51,9 +51,9 @@ fi
 t png -- "$TOOL" profile show --png "$W/a.png" "$W/a.prof"
 expect_bad 2 "--png (gone: --svg, then rsvg-convert)" "unknown option '--png'"
 [ ! -e "$W/a.png" ] || fail "--png wrote $W/a.png"
-t pnghelp -- "$TOOL" profile --help
-grep -q -- '--png' "$OUT" && fail "profile --help still names --png"
-grep -q 'rsvg-convert' "$OUT" || fail "profile --help does not say how to make a PNG of the SVG"
+t pnghelp -- "$TOOL" profile show --help
+grep -q -- '--png' "$OUT" && fail "profile show --help still names --png"
+grep -q 'rsvg-convert' "$OUT" || fail "profile show --help does not say how to make a PNG of the SVG"
 # a finer window: a wider picture (/bin/a spans 514 windows of 4K, 400 drawn)
 t fine -- "$TOOL" profile show --window 4K --svg "$W/b.svg" "$W/a.prof"
 expect_rc 0; expect_no_err

@@ -2,7 +2,8 @@
 # tool_run_bad_input — `run`'s bad input: unknown option, a bad value for each
 # kind of option (the library's parser; the message lists what it accepts), a
 # missing value, no command, a report in a missing directory, --lib or
-# ENORMOUSTEXT_LIB missing, not ELF, a directory; --profile refused while the
+# ENORMOUSTEXT_LIB missing, not ELF, a directory; --profile missing or a
+# directory (checked before COMMAND runs); --profile refused while the
 # library has no ENORMOUSTEXT_PROFILE (mapped when it has).
 . "$(dirname "$0")/lib.sh"
 
@@ -37,6 +38,14 @@ expect_bad 1 "--lib that is a directory" "not a regular file"
 # a library without it is refused, and said so.
 [ -r "$OPTIONS_C" ] || fail "cannot read the library's option table $OPTIONS_C"
 if grep -q 'ENORMOUSTEXT_PROFILE' "$OPTIONS_C"; then
+	# checked up front (--help says it must be readable): a missing one is
+	# an error before COMMAND runs, not a warning of the library's after
+	t profile_missing -- "$TOOL" run --profile "$W/p" -- touch "$W/ran"
+	expect_bad 1 "--profile that does not exist" "^enormoustext run: --profile $W/p: No such file or directory\$"
+	[ -e "$W/ran" ] && fail "run --profile MISSING ran the command"
+	t profile_dir -- "$TOOL" run -n --profile "$W" -- true
+	expect_bad 1 "--profile that is a directory" "--profile $W: not a regular file"
+	: >"$W/p"
 	t profile -- "$TOOL" run -n --profile "$W/p" -- true
 	expect_rc 0; expect_out "^ENORMOUSTEXT_PROFILE=$W/p\$"
 else

@@ -7,9 +7,9 @@
 t none -- "$TOOL" setup
 expect_bad 2 "no setting" "nothing to do"
 t thp -- "$TOOL" setup --thp sometimes
-expect_bad 2 "a bad --thp" "--thp sometimes: give always, madvise or never"
+expect_bad 2 "a bad --thp" "option '--thp' takes always, madvise or never, not 'sometimes'"
 t defrag -- "$TOOL" setup --defrag hard --dry-run
-expect_bad 2 "a bad --defrag" "--defrag hard: give always, defer"
+expect_bad 2 "a bad --defrag" "option '--defrag' takes always, defer, defer\\+madvise, madvise or never, not 'hard'"
 t pages -- "$TOOL" setup --hugetlb-pages -1
 expect_bad 2 "a negative page count" "--hugetlb-pages -1: give a number"
 t pages2 -- "$TOOL" setup --hugetlb-pages 12x

@@ -123,9 +123,11 @@ expect_rc 0; expect_no_err
 expect_out "^remove $tf \\(it set enabled never, defrag madvise, nr_hugepages 1\\)\$"
 expect_out "^remove $sf \\(it set vm.nr_hugepages 32\\)\$"
 expect_out "^the running settings are unchanged; to put back what they were before --persist:\$"
-expect_out "^  enormoustext setup --thp madvise --defrag madvise\$"
-expect_out "^  enormoustext setup --hugetlb-pages 10\$"
-expect_out "^  enormoustext setup --hugetlb-pages 0 --hugetlb-size 1G\$"
+# the commands that put the settings back name the root they were made
+# under (without it they would change this system's settings)
+expect_out "^  enormoustext setup --root $r --thp madvise --defrag madvise\$"
+expect_out "^  enormoustext setup --root $r --hugetlb-pages 10\$"
+expect_out "^  enormoustext setup --root $r --hugetlb-pages 0 --hugetlb-size 1G\$"
 [ ! -e "$tf" ] && [ ! -e "$sf" ] || fail "--undo left a marked file"
 [ -e "$r/etc/tmpfiles.d/other.conf" ] || fail "--undo removed a file it did not write"
 diff -r "$W/sys.before" "$r/sys" >/dev/null || fail "--undo changed a running setting"

@@ -1,59 +1,85 @@
 /*
- * tools/enormoustext/check.c — `enormoustext check [--json] [--pmd-size SIZE]
- * [--pad-threshold SIZE] FILE...`.
+ * tools/enormoustext/check.c — `enormoustext check`: can a program's or
+ * library's text go huge, and how to make all of it (check_elf.c's
+ * analysis, file by file).
  *
- * Owns: check's options and the loop over its files.
- * May call: check_elf.c (the analysis of one file), core (options: the pad
+ * Owns: check's options (its table) and the loop over its files.
+ * May call: check_elf.c (the analysis of one file), preload.c (where the
+ * linker scripts are), core (options: the pad
  * threshold's default is the library's, from its table; sysinfo: this
  * system's PMD size; json), msg.c, common.c.
  * Never: holds a default of the library's itself.
  */
 #include "check_elf.h"
+#include "opts.h"
+#include "preload.h"
 
-#include <getopt.h>
 #include <string.h>
 #include <unistd.h>
 
-static void help(FILE *f, uint64_t pmd, uint64_t pad)
+enum { O_JSON = 1, O_PMD_SIZE, O_PAD_THRESHOLD };
+
+static const struct et_opt options[] = {
+	{ "json", 0, NULL, "JSON: one object per file (a list when several)", O_JSON, 0, 0, 0, NULL, 0 },
+	{ "pmd-size", 0, "SIZE", "huge page size to plan for", O_PMD_SIZE, 0, 0, 0, NULL, ET_COMP_NONE },
+	{ "pad-threshold", 0, "SIZE", "tails larger than this are worth padding", O_PAD_THRESHOLD, 0, 0, 0,
+	  NULL, ET_COMP_NONE },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+/* The defaults are this system's PMD size and the library's own pad
+ * threshold (its option table's). */
+static const char *dflt(int id, char *buf, size_t cap)
 {
-	char a[16], b[16];
-	fprintf(f,
-	        "usage: enormoustext check [--json] [--pmd-size SIZE] [--pad-threshold SIZE] FILE...\n"
-	        "\n"
+	char s[16];
+	if (id == O_PMD_SIZE) {
+		struct et_sysinfo si;
+		et_sysinfo_read_pmd(&si, "/");
+		snprintf(buf, cap, "%s: this system's", et_tool_size(s, sizeof s, si.pmd_size));
+		return buf;
+	}
+	if (id == O_PAD_THRESHOLD) {
+		struct et_options lib;
+		et_options_defaults(&lib);
+		snprintf(buf, cap, "%s", et_tool_size(s, sizeof s, lib.pad_threshold));
+		return buf;
+	}
+	return NULL;
+}
+
+static const struct et_cmd_spec spec = {
+	.name = "check",
+	.forms = { { NULL, "FILE..." } },
+	.about =
 	        "Can the text of these programs or libraries go onto huge pages, and what would\n"
 	        "put all of it there.  For each ELF file: its LOAD segments and their alignment;\n"
 	        "the bytes in whole huge-page windows (what libenormoustext moves) when glibc or\n"
 	        "musl loads it (a range when it depends on the load address); head and tail\n"
 	        "left over, and what padding the tail would add; whether the file itself can be\n"
 	        "mapped huge (address and offset congruent); .text.hot; the GNU build-id; text\n"
-	        "relocations; and the advice: with GNU ld or lld, linker-scripts/enormous.ld alone\n"
-	        "(-Wl,-T,enormous.ld); with gold or mold, which cannot take it, -z max-page-size\n"
-	        "(the library then pads the tail at run time).  What the script's layout costs:\n"
-	        "the file and (mapped huge) memory it adds, or for a file already linked with\n"
-	        "it, how much of the text is padding.  Under half a huge page of code (1M for\n"
-	        "2M pages) it is not worth it, and the advice says so.\n"
-	        "\n"
-	        "options:\n"
-	        "  --json                JSON: one object per file (a list when several)\n"
-	        "  --pmd-size SIZE       huge page size to plan for (default %s: this system's)\n"
-	        "  --pad-threshold SIZE  tails larger than this are worth padding (default %s)\n"
-	        "  -h, --help            this help\n"
-	        "SIZE takes K/M/G suffixes.\n"
+	        "relocations; and the advice: with GNU ld or lld, the linker script enormous.ld\n"
+	        "alone (-Wl,-T,enormous.ld, named where this installation has it); with gold or\n"
+	        "mold, which cannot take it, -z max-page-size (the library then pads the tail at\n"
+	        "run time).  What the script's layout costs: the file and (mapped huge) memory\n"
+	        "it adds, or for a file already linked with it, how much of the text is\n"
+	        "padding.  Under half a huge page of code (1M for 2M pages) it is not worth it,\n"
+	        "and the advice says so.\n",
+	.sections = { { NULL, options } },
+	.tail = "SIZE takes K/M/G suffixes.\n"
 	        "\n"
 	        "Exit status: 0; 1 when a file is missing, not ELF, truncated or corrupt (one\n"
 	        "line on stderr names it; the other files are still checked); 2 usage error.\n",
-	        et_tool_size(a, sizeof a, pmd), et_tool_size(b, sizeof b, pad));
+	.dflt = dflt,
+	.operand = ET_COMP_FILE,
+};
+
+const struct et_cmd_spec *et_cmd_check_spec(void)
+{
+	return &spec;
 }
 
 int et_cmd_check(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "pmd-size", required_argument, NULL, 'H' },
-		{ "pad-threshold", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct et_sysinfo si;
 	et_sysinfo_read_pmd(&si, "/");
 	long pg = sysconf(_SC_PAGESIZE);
@@ -65,34 +91,36 @@ int et_cmd_check(int argc, char **argv)
 		.page_size = pg > 0 ? (uint64_t)pg : 4096,
 		.pad_threshold = lib.pad_threshold,
 	};
-	opterr = 0;
+	struct et_args a;
+	et_args_init(&a, &spec, argc, argv);
 	int c;
-	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+	while ((c = et_args_next(&a)) > 0) {
 		switch (c) {
-		case 'j':
+		case O_JSON:
 			o.json = true;
 			break;
-		case 'H':
-			if (et_parse_size(optarg, &o.pmd_size) || o.pmd_size < 65536 ||
+		case O_PMD_SIZE:
+			if (et_parse_size(a.val, &o.pmd_size) || o.pmd_size < 65536 ||
 			    (o.pmd_size & (o.pmd_size - 1)))
 				return et_tool_usage("--pmd-size %s: give a power of two of at least 64K "
-				                     "(e.g. 2M)", optarg);
+				                     "(e.g. 2M)", a.val);
 			break;
-		case 'T':
-			if (et_parse_size(optarg, &o.pad_threshold))
+		case O_PAD_THRESHOLD:
+			if (et_parse_size(a.val, &o.pad_threshold))
 				return et_tool_usage("--pad-threshold %s: give a size in bytes (K/M/G "
-				                     "suffixes)", optarg);
+				                     "suffixes)", a.val);
 			break;
-		case 'h':
-			help(stdout, o.pmd_size, o.pad_threshold);
-			return ET_EXIT_OK;
-		default:
-			return et_tool_bad_option(c, argv, optind);
 		}
 	}
+	if (c < 0)
+		return et_args_exit(c);
 	if (o.page_size > o.pmd_size)
 		o.page_size = o.pmd_size;
-	int nfiles = argc - optind;
+	/* the advice names the scripts where this installation has them */
+	char s2[4096], s32[4096];
+	o.script_2m = et_tool_linker_script("enormous.ld", s2, sizeof s2);
+	o.script_32m = et_tool_linker_script("enormous-32m.ld", s32, sizeof s32);
+	int nfiles = a.nops;
 	if (nfiles == 0)
 		return et_tool_usage("no FILE given");
 	struct et_json j;
@@ -101,11 +129,11 @@ int et_cmd_check(int argc, char **argv)
 	int rc = ET_EXIT_OK;
 	if (o.json && list)
 		et_json_arr(&j, NULL);
-	for (int i = optind; i < argc; i++) {
+	for (int i = 0; i < a.nops; i++) {
 		if (!o.json && any)
 			putchar('\n');
 		fflush(stdout);
-		if (et_check_path(argv[i], &o, stdout, &j, stderr) != 0)
+		if (et_check_path(a.ops[i], &o, stdout, &j, stderr) != 0)
 			rc = ET_EXIT_BAD;
 		else
 			any = true;

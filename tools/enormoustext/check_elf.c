@@ -692,13 +692,17 @@ static size_t advise(const struct info *in, const struct et_check_opts *o,
 		snprintf(noscript, ncap, "-Wl,-z,max-page-size=0x%llx -Wl,-z,separate-code",
 		         (unsigned long long)H);
 	ADD("to put all %s of the text on huge pages, link with GNU ld or lld: %s", sz, flags);
-	if (H == 0x200000)
-		ADD("where enormous.ld is linker-scripts/enormous.ld (installed in share/enormoustext/; "
-		    "pkg-config --variable=huge_text_ldflags enormoustext)");
+	if (H == 0x200000 && o->script_2m)
+		ADD("where enormous.ld is %s (pkg-config --variable=huge_text_ldflags enormoustext)",
+		    o->script_2m);
+	else if (H == 0x2000000 && o->script_32m)
+		ADD("where enormous.ld is %s (the same layout for 32M pages)", o->script_32m);
+	else if (H == 0x200000)
+		ADD("where enormous.ld is the linker script of libenormoustext's package (share/enormoustext/"
+		    "enormous.ld; pkg-config --variable=huge_text_ldflags enormoustext)");
 	else
-		ADD("where enormous.ld is linker-scripts/enormous.ld (installed in share/enormoustext/) "
-		    "with 0x200000 changed to 0x%llx: --json gives it as linker_script",
-		    (unsigned long long)H);
+		ADD("where enormous.ld is libenormoustext's linker script (share/enormoustext/enormous.ld) "
+		    "with 0x200000 changed to 0x%llx: --json gives it as linker_script", (unsigned long long)H);
 	ADD("the script starts the text on a %s boundary (p_align %s: the kernel and glibc >= 2.35 "
 	    "load it %s-aligned), puts .text.hot first and pads the end to the next "
 	    "boundary, so every byte is in a whole window; it costs about %s of file and, mapped "

@@ -13,6 +13,10 @@ struct et_check_opts {
 	uint64_t page_size;       /* run-time page size (granularity of load bases) */
 	uint64_t pad_threshold;   /* tails larger than this are worth padding */
 	bool json;
+	/* The linker scripts as this installation has them (the advice names
+	 * them): for 2M pages, and for 32M (NULL: not found; the advice then
+	 * says where they are installed). */
+	const char *script_2m, *script_32m;
 };
 
 /* Analyse one ELF image held in memory (buf may be modified by libelf).

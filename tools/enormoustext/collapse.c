@@ -44,6 +44,7 @@
  */
 #include "tool.h"
 #include "elffile.h"
+#include "opts.h"
 #include "profiles.h"
 
 #include "core/mm_flags.h"
@@ -52,7 +53,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <elf.h>
-#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -125,12 +125,43 @@ static void on_stop(int sig)
 	stop = 1;
 }
 
-static void help(FILE *f)
-{
-	fprintf(f,
-	        "usage: enormoustext collapse [--jit] [--profile FILE] [--dry-run] [--watch SECONDS]\n"
-	        "                             [--json] PID...\n"
-	        "\n"
+enum { O_JIT = 1, O_PROFILE, O_DRY_RUN, O_WATCH, O_JSON };
+
+static const struct et_opt options[] = {
+	{ "jit", 0, NULL,
+	  "only anonymous executable mappings (JIT code caches,\n"
+	  "r-x or rwx); file-backed text is left alone",
+	  O_JIT, 0, 1, 0, NULL, 0 },
+	{ "profile", 0, "FILE",
+	  "only the windows FILE (a profile from `enormoustext\n"
+	  "record`) names hot, by the library's rule (the hottest\n"
+	  "windows that cover 95% of the samples; files matched\n"
+	  "by build-id, those it lacks left alone); anonymous\n"
+	  "code has no build-id, so not with --jit",
+	  O_PROFILE, 0, 1, 0, NULL, ET_COMP_FILE },
+	{ "dry-run", 'n', NULL, "say what would be asked; change nothing", O_DRY_RUN, 0, 0, 0, NULL, 0 },
+	{ "watch", 0, "SECONDS",
+	  "repeat every SECONDS until the processes exit (or\n"
+	  "SIGINT), asking for mappings that are new (a JIT that\n"
+	  "grows) and again for windows that found no free huge\n"
+	  "page or, in anonymous memory, nothing yet (code a JIT\n"
+	  "writes later); only changes are printed",
+	  O_WATCH, 0, 0, 0, NULL, ET_COMP_NONE },
+	{ "json", 0, NULL,
+	  "JSON: pmd_size, dry_run, jit, profile, and per process\n"
+	  "pid, command, asked_bytes, huge_before, huge_after,\n"
+	  "error and ranges (start, end, kind, what, windows,\n"
+	  "asked_bytes, huge_before, huge_after, huge, errno,\n"
+	  "reason); with --watch one such object a line per round\n"
+	  "that changed something",
+	  O_JSON, 0, 0, 0, NULL, 0 },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_cmd_spec spec = {
+	.name = "collapse",
+	.forms = { { NULL, "PID..." } },
+	.about =
 	        "Collapse the executable ranges of running processes onto huge pages from\n"
 	        "outside, with no restart and no preload: process_madvise(MADV_COLLAPSE)\n"
 	        "(Linux 6.1 and later), one call per 2M window, checked in /proc/PID/smaps.\n"
@@ -143,36 +174,21 @@ static void help(FILE *f)
 	        "process or mapping refuses THP (PR_SET_THP_DISABLE, MADV_NOHUGEPAGE).\n"
 	        "File-backed text collapses only where the kernel can collapse that file's\n"
 	        "page cache (CONFIG_READ_ONLY_THP_FOR_FS, or a file system with large folios);\n"
-	        "elsewhere it stays small and the reason says so (EINVAL).\n"
-	        "\n"
-	        "options:\n"
-	        "  --jit             only anonymous executable mappings (JIT code caches, r-x or\n"
-	        "                    rwx); file-backed text is left alone\n"
-	        "  --profile FILE    only the windows FILE (a profile from `enormoustext record`)\n"
-	        "                    names hot, by the library's rule (the hottest windows that\n"
-	        "                    cover 95%% of the samples; files matched by build-id, those\n"
-	        "                    it lacks left alone); anonymous code has no build-id, so\n"
-	        "                    not with --jit\n"
-	        "  -n, --dry-run     say what would be asked; change nothing\n"
-	        "  --watch SECONDS   repeat every SECONDS until the processes exit (or SIGINT),\n"
-	        "                    asking for mappings that are new (a JIT that grows) and\n"
-	        "                    again for windows that found no free huge page or, in\n"
-	        "                    anonymous memory, nothing yet (code a JIT writes later);\n"
-	        "                    only changes are printed\n"
-	        "  --json            JSON: pmd_size, dry_run, jit, profile, and per process pid,\n"
-	        "                    command, asked_bytes, huge_before, huge_after, error and\n"
-	        "                    ranges (start, end, kind, what, windows, asked_bytes,\n"
-	        "                    huge_before, huge_after, huge, errno, reason); with --watch\n"
-	        "                    one such object a line per round that changed something\n"
-	        "  -h, --help        this help\n"
-	        "\n"
-	        "Needs CAP_SYS_NICE and ptrace read access to each process (its owner, or\n"
+	        "elsewhere it stays small and the reason says so (EINVAL).\n",
+	.sections = { { NULL, options } },
+	.tail = "Needs CAP_SYS_NICE and ptrace read access to each process (its owner, or\n"
 	        "CAP_SYS_PTRACE; the process must be dumpable): root has both.\n"
 	        "\n"
 	        "Exit status: 0 every range asked for is huge afterwards (or, with --dry-run,\n"
 	        "could be asked); 1 some stayed small (each named, with the reason), a process\n"
 	        "could not be read or collapsed, a PID names no process or the profile cannot\n"
-	        "be read; 2 a usage error (a PID that is not a number, an unknown option).\n");
+	        "be read; 2 a usage error (a PID that is not a number, an unknown option).\n",
+	.operand = ET_COMP_PID,
+};
+
+const struct et_cmd_spec *et_cmd_collapse_spec(void)
+{
+	return &spec;
 }
 
 /* ------------------------------------------------------------ parsing */
@@ -859,35 +875,27 @@ static void json_head(struct et_json *j, const struct copts *o, unsigned round)
 
 int et_cmd_collapse(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "jit", no_argument, NULL, 'J' },
-		{ "profile", required_argument, NULL, 'P' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "watch", required_argument, NULL, 'w' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct copts o;
 	memset(&o, 0, sizeof o);
-	opterr = 0;
+	struct et_args a;
+	et_args_init(&a, &spec, argc, argv);
 	int c;
-	while ((c = getopt_long(argc, argv, ":nh", lo, NULL)) != -1) {
+	while ((c = et_args_next(&a)) > 0) {
 		switch (c) {
-		case 'J': o.jit = true; break;
-		case 'P': o.profile_path = optarg; break;
-		case 'n': o.dry = true; break;
-		case 'w':
-			if (parse_seconds(optarg, &o.watch))
+		case O_JIT: o.jit = true; break;
+		case O_PROFILE: o.profile_path = a.val; break;
+		case O_DRY_RUN: o.dry = true; break;
+		case O_WATCH:
+			if (parse_seconds(a.val, &o.watch))
 				return et_tool_usage("--watch takes a number of seconds above 0 (at most 86400), "
-				                     "not '%s'", optarg);
+				                     "not '%s'", a.val);
 			break;
-		case 'j': o.json = true; break;
-		case 'h': help(stdout); return ET_EXIT_OK;
-		default: return et_tool_bad_option(c, argv, optind);
+		case O_JSON: o.json = true; break;
 		}
 	}
-	int npids = argc - optind;
+	if (c < 0)
+		return et_args_exit(c);
+	int npids = a.nops;
 	if (npids <= 0)
 		return et_tool_usage("no PID given");
 	if (o.jit && o.profile_path)
@@ -901,10 +909,10 @@ int et_cmd_collapse(int argc, char **argv)
 	int rc = ET_EXIT_OK;
 	size_t n = 0;
 	for (int i = 0; i < npids; i++) {
-		const char *a = argv[optind + i];
+		const char *w = a.ops[i];
 		long pid;
-		if (et_tool_parse_pid(a, &pid)) {
-			rc = et_tool_usage("'%s' is not a process id", a);
+		if (et_tool_parse_pid(w, &pid)) {
+			rc = et_tool_usage("'%s' is not a process id", w);
 			goto out;
 		}
 		for (size_t k = 0; k < n; k++)

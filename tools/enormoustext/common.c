@@ -5,7 +5,9 @@
  * writer and the profile writer onto a FILE), size formatting, trimming,
  * the read of a small file as the command wants it (et_read_file, trimmed),
  * a sysfs choice ("always [madvise] never") and the "hugepages-<N>kB"
- * entries of a sysfs directory, and the parse of a decimal argument.
+ * entries of a sysfs directory, the parse of a decimal argument; why
+ * another process cannot be read (et_tool_denied_why), whether a process
+ * is a kernel thread.
  * May call: core (json, util).
  * Never: writes JSON, a profile or a file by hand (core/json.c,
  * core/profile.c and core/outfile.c do); depends on output.c (the fuzz
@@ -155,4 +157,52 @@ int et_tool_parse_u64(const char *s, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+/* ------------------------------------------------------------ access */
+
+/* Whether this process has CAP_SYS_PTRACE in its effective set (what lets
+ * root read another user's smaps), from /proc/self/status. */
+static bool have_cap_sys_ptrace(void)
+{
+	char line[256];
+	bool cap = false;
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long long eff;
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			cap = (eff >> 19) & 1;          /* CAP_SYS_PTRACE */
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return cap;
+}
+
+const char *et_tool_denied_why(void)
+{
+	if (geteuid() != 0)
+		return "the process belongs to another user: run as root or as its owner";
+	if (!have_cap_sys_ptrace())
+		return "root without CAP_SYS_PTRACE, as in a container, reads only its own user's "
+		       "processes: run with CAP_SYS_PTRACE or as the process's owner";
+	return "refused even to root with CAP_SYS_PTRACE: the kernel's ptrace access check "
+	       "(a security module such as SELinux or AppArmor, Yama's kernel.yama.ptrace_scope) "
+	       "or hidepid= on the proc mount";
+}
+
+int et_tool_kthread(const char *proc, long pid)
+{
+	char path[4096], buf[1024];
+	snprintf(path, sizeof path, "%s/%ld/stat", proc, pid);
+	if (et_tool_read(path, buf, sizeof buf) < 0)
+		return 0;
+	/* "PID (comm) S ppid pgrp session tty tpgid flags ...": comm may hold
+	 * spaces and parentheses, the last ')' ends it */
+	const char *p = strrchr(buf, ')');
+	unsigned long long flags;
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %llu", &flags) != 1)
+		return 0;
+	return (flags & 0x00200000) != 0;   /* PF_KTHREAD */
 }

@@ -3,10 +3,7 @@
  * the library on for a systemd service, or for one program host-wide,
  * persistently, and off again leaving exactly what was there before.
  *
- *   enable UNIT [--env NAME=VALUE]... [--prime] [--lib PATH] [--dry-run] [--no-reload] [--root DIR]
- *   disable UNIT [--dry-run] [--no-reload] [--root DIR]
- *   enable --binary PATH [--lib PATH] [--dry-run] [--root DIR]
- *   disable --binary PATH [--dry-run] [--root DIR]
+ * (Their options: the tables enable_spec and disable_spec below.)
  *
  * A unit: the drop-in /etc/systemd/system/UNIT.d/enormoustext.conf, whose
  * first line is MARKER (a file there without it is someone else's and is
@@ -43,6 +40,7 @@
 #include "tool.h"
 #include "elffile.h"
 #include "loader.h"
+#include "opts.h"
 #include "preload.h"
 
 #include "core/hostwide.h"
@@ -51,7 +49,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <elf.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +60,7 @@
 #define LIST_BACKUP "/etc/enormoustext/ld.so.preload.orig"
 #define LIST_NONE "/etc/enormoustext/ld.so.preload.none"
 
-enum { OPT_ENV = 1000, OPT_PRIME, OPT_LIB, OPT_DRY, OPT_NO_RELOAD, OPT_ROOT, OPT_BINARY, OPT_HELP };
+enum { OPT_ENV = 1, OPT_PRIME, OPT_LIB, OPT_DRY, OPT_NO_RELOAD, OPT_ROOT, OPT_BINARY };
 
 struct ctx {
 	bool enable, dry, no_reload, prime;
@@ -1278,66 +1275,111 @@ out:
 
 /* ------------------------------------------------------------- options */
 
-static void help(FILE *f, bool enable)
+static const struct et_opt unit_opts[] = {
+	{ "env", 0, "NAME=VALUE",
+	  "a variable of the library (ENORMOUSTEXT_VERBOSE=1, or\n"
+	  "VERBOSE=1), checked as 'enormoustext run' checks it",
+	  OPT_ENV, ET_OPTF_REPEAT, 0, 1, NULL, ET_COMP_NONE },
+	{ "prime", 0, NULL,
+	  "ExecStartPre=-enormoustext prime <the unit's program\n"
+	  "and its shared libraries> (from ExecStart=)",
+	  OPT_PRIME, 0, 0, 1, NULL, 0 },
+	{ "no-reload", 0, NULL, "do not run 'systemctl daemon-reload'", OPT_NO_RELOAD, 0, 0, 1, NULL, 0 },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_opt binary_opts[] = {
+	{ "binary", 0, "PATH", "the program (instead of a UNIT)", OPT_BINARY, ET_OPTF_REQUIRED, 0, 2, NULL,
+	  ET_COMP_FILE },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_opt both_opts[] = {
+	{ "lib", 0, "PATH", "the library (default: as 'enormoustext run' finds it)", OPT_LIB, 0, 0, 0, NULL,
+	  ET_COMP_FILE },
+	{ "dry-run", 'n', NULL, "print what would be written and where; write nothing", OPT_DRY, 0, 0, 0, NULL,
+	  0 },
+	{ "root", 0, "DIR",
+	  "put DIR before every path written or read under /etc\n"
+	  "(and the unit directories, the link): for tests and\n"
+	  "image building; the program and the library are this\n"
+	  "system's",
+	  OPT_ROOT, 0, 0, 0, NULL, ET_COMP_DIR },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_cmd_spec enable_spec = {
+	.name = "enable",
+	.forms = { { "UNIT", NULL }, { NULL, NULL } },
+	.about =
+	        "Turn libenormoustext on, persistently.\n"
+	        "\n"
+	        "UNIT (a systemd service; 'mariadb' means mariadb.service): writes the drop-in\n"
+	        "/etc/systemd/system/UNIT.d/" DROPIN " with Environment=LD_PRELOAD=<the library>,\n"
+	        "then runs 'systemctl daemon-reload' when systemd runs this system.  The\n"
+	        "service must be restarted for it to take effect.  A unit that systemd (or,\n"
+	        "with --root, the unit directories) does not know is refused, with the names\n"
+	        "nearest to it.\n"
+	        "\n"
+	        "--binary PATH (a dynamically linked program, no wrapper, no unit; root): the\n"
+	        "library goes into /etc/ld.so.preload through a path of its own\n"
+	        "(LIBDIR/" ET_HOSTWIDE_DIR "/, a symbolic link) and PATH, resolved, into\n"
+	        ET_HOSTWIDE_LIST ": every other program loads the library and it does\n"
+	        "nothing there.  The ld.so.preload there before is kept byte for byte and put\n"
+	        "back by 'disable --binary' when no program is left.  Before writing, a\n"
+	        "program is run with the library loaded through the new path.\n",
+	.sections = { { "for a UNIT:", unit_opts }, { "for a program:", binary_opts }, { "both:", both_opts } },
+	.tail = "A file there that this command did not write (no '" MARKER "' first line)\n"
+	        "is never replaced.  Exit status: 0 done; 1 a bad input or a failed write\n"
+	        "(nothing changed); 2 usage error.\n",
+	.operand = ET_COMP_UNIT,
+};
+
+static const struct et_opt disable_unit_opts[] = {
+	{ "no-reload", 0, NULL, "do not run 'systemctl daemon-reload'", OPT_NO_RELOAD, 0, 0, 1, NULL, 0 },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_opt disable_binary_opts[] = {
+	{ "binary", 0, "PATH", "the program enable --binary named", OPT_BINARY, ET_OPTF_REQUIRED, 0, 2, NULL,
+	  ET_COMP_FILE },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_opt disable_both_opts[] = {
+	{ "dry-run", 'n', NULL, "print what would be removed; change nothing", OPT_DRY, 0, 0, 0, NULL, 0 },
+	{ "root", 0, "DIR", "as for enable (tests, image building)", OPT_ROOT, 0, 0, 0, NULL, ET_COMP_DIR },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_cmd_spec disable_spec = {
+	.name = "disable",
+	.forms = { { "UNIT", NULL }, { NULL, NULL } },
+	.about =
+	        "Undo 'enormoustext enable'.\n"
+	        "\n"
+	        "UNIT: removes /etc/systemd/system/UNIT.d/" DROPIN " (only when 'enable'\n"
+	        "wrote it) and UNIT.d when it is left empty, then 'systemctl daemon-reload'\n"
+	        "(unless --no-reload, or systemd does not run here).  Restart the service.\n"
+	        "\n"
+	        "--binary PATH: takes PATH out of " ET_HOSTWIDE_LIST "; when no program is\n"
+	        "left, puts /etc/ld.so.preload back byte for byte as it was before 'enable'\n"
+	        "(or removes it when there was none), and removes the list and the link.\n",
+	.sections = { { "for a UNIT:", disable_unit_opts }, { "for a program:", disable_binary_opts },
+	              { "both:", disable_both_opts } },
+	.tail = "Exit status: 0 done; 1 nothing of enable's there, or a failed change; 2\n"
+	        "usage error.\n",
+	.operand = ET_COMP_UNIT,
+};
+
+const struct et_cmd_spec *et_cmd_enable_spec(void)
 {
-	if (enable)
-		fprintf(f,
-		        "usage: enormoustext enable UNIT [--env NAME=VALUE]... [--prime] [--lib PATH]\n"
-		        "                           [--dry-run] [--no-reload] [--root DIR]\n"
-		        "       enormoustext enable --binary PATH [--lib PATH] [--dry-run] [--root DIR]\n"
-		        "\n"
-		        "Turn libenormoustext on, persistently.\n"
-		        "\n"
-		        "UNIT (a systemd service; 'mariadb' means mariadb.service): writes the drop-in\n"
-		        "/etc/systemd/system/UNIT.d/" DROPIN " with Environment=LD_PRELOAD=<the library>,\n"
-		        "then runs 'systemctl daemon-reload' when systemd runs this system.  The\n"
-		        "service must be restarted for it to take effect.\n"
-		        "  --env NAME=VALUE  a variable of the library (ENORMOUSTEXT_VERBOSE=1, or\n"
-		        "                    VERBOSE=1), checked as 'enormoustext run' checks it\n"
-		        "  --prime           ExecStartPre=-enormoustext prime <the unit's program and\n"
-		        "                    its shared libraries> (from ExecStart=)\n"
-		        "  --no-reload       do not run 'systemctl daemon-reload'\n"
-		        "\n"
-		        "--binary PATH (a dynamically linked program, no wrapper, no unit): the\n"
-		        "library goes into /etc/ld.so.preload through a path of its own\n"
-		        "(LIBDIR/" ET_HOSTWIDE_DIR "/, a symbolic link) and PATH, resolved, into\n"
-		        ET_HOSTWIDE_LIST ": every other program loads the library and it does\n"
-		        "nothing there.  The ld.so.preload there before is kept byte for byte and put\n"
-		        "back by 'disable --binary' when no program is left.  Before writing, a\n"
-		        "program is run with the library loaded through the new path.\n"
-		        "\n"
-		        "  --lib PATH        the library (default: as 'enormoustext run' finds it)\n"
-		        "  -n, --dry-run     print what would be written and where; write nothing\n"
-		        "  --root DIR        put DIR before every path written or read under /etc\n"
-		        "                    (and the unit directories, the link): for tests and\n"
-		        "                    image building; the program and the library are this\n"
-		        "                    system's\n"
-		        "  -h, --help        this help\n"
-		        "\n"
-		        "A file there that this command did not write (no '" MARKER "' first line)\n"
-		        "is never replaced.  Exit status: 0 done; 1 a bad input or a failed write\n"
-		        "(nothing changed); 2 usage error.\n");
-	else
-		fprintf(f,
-		        "usage: enormoustext disable UNIT [--dry-run] [--no-reload] [--root DIR]\n"
-		        "       enormoustext disable --binary PATH [--dry-run] [--root DIR]\n"
-		        "\n"
-		        "Undo 'enormoustext enable'.\n"
-		        "\n"
-		        "UNIT: removes /etc/systemd/system/UNIT.d/" DROPIN " (only when 'enable'\n"
-		        "wrote it) and UNIT.d when it is left empty, then 'systemctl daemon-reload'\n"
-		        "(unless --no-reload, or systemd does not run here).  Restart the service.\n"
-		        "\n"
-		        "--binary PATH: takes PATH out of " ET_HOSTWIDE_LIST "; when no program is\n"
-		        "left, puts /etc/ld.so.preload back byte for byte as it was before 'enable'\n"
-		        "(or removes it when there was none), and removes the list and the link.\n"
-		        "\n"
-		        "  -n, --dry-run     print what would be removed; change nothing\n"
-		        "  --root DIR        as for enable (tests, image building)\n"
-		        "  -h, --help        this help\n"
-		        "\n"
-		        "Exit status: 0 done; 1 nothing of enable's there, or a failed change; 2\n"
-		        "usage error.\n");
+	return &enable_spec;
+}
+
+const struct et_cmd_spec *et_cmd_disable_spec(void)
+{
+	return &disable_spec;
 }
 
 /* --env NAME=VALUE: NAME is a variable of the table (the prefix may be
@@ -1371,60 +1413,41 @@ static int take_env(struct ctx *c, const char *arg)
 
 static int main_common(int argc, char **argv, bool enable)
 {
-	static const struct option lo[] = {
-		{ "env", required_argument, NULL, OPT_ENV },
-		{ "prime", no_argument, NULL, OPT_PRIME },
-		{ "lib", required_argument, NULL, OPT_LIB },
-		{ "dry-run", no_argument, NULL, OPT_DRY },
-		{ "no-reload", no_argument, NULL, OPT_NO_RELOAD },
-		{ "root", required_argument, NULL, OPT_ROOT },
-		{ "binary", required_argument, NULL, OPT_BINARY },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct ctx c = { .enable = enable, .root = "" };
 	const char *binary = NULL;
 	bool any_env = false;
-	opterr = 0;
+	struct et_args a;
+	et_args_init(&a, enable ? &enable_spec : &disable_spec, argc, argv);
 	int o, rc;
-	while ((o = getopt_long(argc, argv, ":nh", lo, NULL)) != -1) {
+	while ((o = et_args_next(&a)) > 0) {
 		switch (o) {
-		case 'h':
-		case OPT_HELP:
-			help(stdout, enable);
-			return ET_EXIT_OK;
-		case 'n':
 		case OPT_DRY:
 			c.dry = true;
 			break;
 		case OPT_ENV:
-			if (!enable)
-				return et_tool_usage("--env is an option of 'enable'");
-			if ((rc = take_env(&c, optarg)) != 0)
+			if ((rc = take_env(&c, a.val)) != 0)
 				return rc;
 			any_env = true;
 			break;
 		case OPT_PRIME:
-			if (!enable)
-				return et_tool_usage("--prime is an option of 'enable'");
 			c.prime = true;
 			break;
 		case OPT_LIB:
-			c.lib_opt = optarg;
+			c.lib_opt = a.val;
 			break;
 		case OPT_NO_RELOAD:
 			c.no_reload = true;
 			break;
 		case OPT_ROOT:
-			c.root = optarg;
+			c.root = a.val;
 			break;
 		case OPT_BINARY:
-			binary = optarg;
+			binary = a.val;
 			break;
-		default:
-			return et_tool_bad_option(o, argv, optind);
 		}
 	}
+	if (o < 0)
+		return et_args_exit(o);
 	char root[PATH_MAX] = "";
 	if (c.root[0]) {
 		struct stat st;
@@ -1437,8 +1460,8 @@ static int main_common(int argc, char **argv, bool enable)
 		c.root = root;
 	}
 	if (binary) {
-		if (optind < argc)
-			return et_tool_usage("give either UNIT or --binary PATH, not both ('%s')", argv[optind]);
+		if (a.nops)
+			return et_tool_usage("give either UNIT or --binary PATH, not both ('%s')", a.ops[0]);
 		if (any_env || c.prime)
 			return et_tool_usage("--env and --prime are for a unit: with --binary the program's own "
 			                     "environment applies");
@@ -1446,10 +1469,10 @@ static int main_common(int argc, char **argv, bool enable)
 			return et_tool_usage("--binary: the path is empty");
 		return enable ? enable_binary(&c, binary) : disable_binary(&c, binary);
 	}
-	if (optind >= argc)
+	if (!a.nops)
 		return et_tool_usage("give a UNIT (a systemd service) or --binary PATH");
-	if (optind + 1 < argc)
-		return et_tool_usage("one UNIT at a time ('%s' is one too many)", argv[optind + 1]);
+	if (a.nops > 1)
+		return et_tool_usage("one UNIT at a time ('%s' is one too many)", a.ops[1]);
 	if (enable && any_env) {
 		const char *accepts = "";
 		int bad = et_tool_options_bad(c.env, &accepts);
@@ -1460,7 +1483,7 @@ static int main_common(int argc, char **argv, bool enable)
 			                     accepts);
 		}
 	}
-	return enable ? enable_unit(&c, argv[optind]) : disable_unit(&c, argv[optind]);
+	return enable ? enable_unit(&c, a.ops[0]) : disable_unit(&c, a.ops[0]);
 }
 
 int et_cmd_enable(int argc, char **argv)

@@ -489,35 +489,60 @@ void et_tool_auto_reason(const struct et_tool_host *s, char *out, size_t cap)
 	char hl[16];
 	et_tool_mib(si->pmd_size, hl, sizeof hl);
 	size_t n = 0;
+	out[0] = '\0';
 #define PUT(...) do { if (n < cap) n += (size_t)snprintf(out + n, cap - n, __VA_ARGS__); } while (0)
-	if (si->thp_disabled_process) {
-		PUT("THP is disabled for this process (PR_SET_THP_DISABLE, inherited by what it runs): "
-		    "only the hugetlb pool can work");
-	} else {
-		switch (si->thp) {
-		case ET_THP_ALWAYS:
-		case ET_THP_MADVISE:
-			if (si->defrag == ET_DEFRAG_DEFER || si->defrag == ET_DEFRAG_NEVER)
-				PUT("collapse first: defrag=%s does not let a fault wait for compaction and "
-				    "MADV_COLLAPSE compacts by itself; then thp", et_defrag_mode_name(si->defrag));
-			else
-				PUT("thp first: enabled=%s gives a MADV_HUGEPAGE region a huge page at its first "
-				    "write and defrag=%s lets that fault compact memory; then collapse "
-				    "(MADV_COLLAPSE)", et_thp_mode_name(si->thp), et_defrag_mode_name(si->defrag));
+	/* one clause per backend, in the order of the chain (et_tool_auto_chain
+	 * names the same order): "X first: why; then Y: why; ..." */
+	bool thp_seen = false, hugetlb = false;
+	for (int i = 0; i < s->nchain; i++) {
+		enum et_backend b = s->chain[i];
+		if (i)
+			PUT("; then %s", et_backend_name(b));
+		else
+			PUT("%s first", et_backend_name(b));
+		switch (b) {
+		case ET_BACKEND_FILE:
+			PUT(": zero-copy, the file's own page cache mapped huge where its text's address and "
+			    "offset agree modulo %s (nothing copied, the pages shared)", hl);
 			break;
-		case ET_THP_NEVER:
-			PUT("collapse only: enabled=never gives no huge page at a fault, MADV_COLLAPSE works "
-			    "whatever the policy");
+		case ET_BACKEND_THP:
+			thp_seen = true;
+			if (si->defrag == ET_DEFRAG_DEFER || si->defrag == ET_DEFRAG_NEVER)
+				PUT(": a copy that gets a huge page at its first write only when one is free "
+				    "(defrag=%s: the fault does not wait for compaction)", et_defrag_mode_name(si->defrag));
+			else
+				PUT(": a copy; enabled=%s gives a MADV_HUGEPAGE region a huge page at its first "
+				    "write and defrag=%s lets that fault compact memory", et_thp_mode_name(si->thp),
+				    et_defrag_mode_name(si->defrag));
+			break;
+		case ET_BACKEND_COLLAPSE:
+			if (si->thp == ET_THP_NEVER)
+				PUT(" (MADV_COLLAPSE): a copy; enabled=never gives no huge page at a fault, "
+				    "MADV_COLLAPSE works whatever the policy");
+			else if (si->thp != ET_THP_ALWAYS && si->thp != ET_THP_MADVISE)
+				PUT(" (MADV_COLLAPSE): a copy; the THP policy is unknown (no readable %s/enabled)",
+				    THP_DIR);
+			else if (!thp_seen)
+				PUT(" (MADV_COLLAPSE): a copy; defrag=%s does not let a fault wait for compaction "
+				    "and MADV_COLLAPSE compacts by itself", et_defrag_mode_name(si->defrag));
+			else
+				PUT(" (MADV_COLLAPSE): a copy, where the fault found no huge page");
+			break;
+		case ET_BACKEND_HUGETLB:
+			hugetlb = true;
+			PUT(": a copy in the hugetlb pool, %ld free %s page%s", si->hugetlb_free, hl,
+			    si->hugetlb_free == 1 ? "" : "s");
 			break;
 		default:
-			PUT("collapse only: the THP policy is unknown (no readable %s/enabled)", THP_DIR);
 			break;
 		}
 	}
-	if (si->hugetlb_free > 0)
-		PUT("; then hugetlb: %ld free %s pages in the pool", si->hugetlb_free, hl);
-	else
-		PUT("; hugetlb not tried: no free %s pages in the pool", hl);
+	if (si->thp_disabled_process)
+		PUT("%sTHP is disabled for this process (PR_SET_THP_DISABLE, inherited by what it runs): "
+		    "only the hugetlb pool can work", n ? "; " : "");
+	if (!hugetlb)
+		PUT("%shugetlb not tried: %s", n ? "; " : "",
+		    si->hugetlb_free > 0 ? "not in the order here" : "no free pages in the pool");
 	for (int i = 0; i < s->nchain; i++) {
 		const struct probe *p = s->chain[i] == ET_BACKEND_THP ? &s->thp :
 		                        s->chain[i] == ET_BACKEND_COLLAPSE ? &s->collapse : NULL;

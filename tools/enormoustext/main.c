@@ -2,27 +2,22 @@
  * tools/enormoustext/main.c — the `enormoustext` command: dispatch to a
  * subcommand, and the top-level help.
  *
- *   enormoustext run [options] [--] CMD [ARGS...]
- *   enormoustext stat [--json] [--summary] [--all | PID...]
- *   enormoustext check [--json] FILE...
- *   enormoustext status [--json]
- *   enormoustext setup [--thp MODE] [--defrag MODE] [--hugetlb-pages N] [--dry-run]
- *   enormoustext perfmap PID
- *   enormoustext prime [--check] [--json] FILE...
- *   enormoustext record -o FILE -- COMMAND...
- *   enormoustext profile show|merge|order|import ...
- *   enormoustext collapse [--jit] [--profile FILE] [--dry-run] [--watch SECONDS] [--json] PID...
- *   enormoustext enable UNIT [--env NAME=VALUE]... [--prime] | --binary PATH [--dry-run] [--root DIR]
- *   enormoustext disable UNIT | --binary PATH [--dry-run] [--root DIR]
+ * The subcommands' synopses are not written here: each subcommand's file
+ * holds its options as a table (opts.h), and its usage lines, --help, the
+ * man page's SYNOPSIS (`enormoustext __generate man-synopsis`) and the bash
+ * completion (`__generate bash-completion`) are made from it.
  *
  * Owns: the list of subcommands and the top-level help; which subcommand
- * runs (et_tool_cmd, for the messages).
- * May call: each subcommand's et_cmd_*; msg.c (the usage messages).
+ * runs (et_tool_cmd, for the messages); `help COMMAND [SUBCOMMAND]`; the
+ * hidden `__generate` (what opts.c makes of every table).
+ * May call: each subcommand's et_cmd_* and et_cmd_*_spec; opts.c; msg.c
+ * (the usage messages).
  * Never: does a subcommand's work; defines anything another file calls
  * (tests/layout/command.sh: main.c dispatches, one file per subcommand,
  * which calls shared files only).
  */
 #include "tool.h"
+#include "opts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,20 +26,21 @@
 static const struct {
 	const char *name;
 	int (*fn)(int, char **);
+	const struct et_cmd_spec *(*spec)(void);
 	const char *what;
 } cmds[] = {
-	{ "run", et_cmd_run, "run a program with libenormoustext preloaded" },
-	{ "stat", et_cmd_stat, "how much of a process's text is on huge pages, per object" },
-	{ "check", et_cmd_check, "can a program's or library's text go huge; how to make all of it" },
-	{ "status", et_cmd_status, "THP and hugetlb settings, probes, and the backend `auto` picks" },
-	{ "setup", et_cmd_setup, "change the THP policy or the hugetlb pool (root)" },
-	{ "perfmap", et_cmd_perfmap, "write /tmp/perf-PID.map naming the functions in moved text" },
-	{ "prime", et_cmd_prime, "bring text into the page cache as huge folios (zero-copy huge text)" },
-	{ "record", et_cmd_record, "run a program and write a profile of where its threads execute" },
-	{ "profile", et_cmd_profile, "show|merge|order|import: hot windows, sums, a link order, perf.data/pprof" },
-	{ "collapse", et_cmd_collapse, "put running processes' text or JIT code on huge pages, from outside" },
-	{ "enable", et_cmd_enable, "turn the library on for a systemd service, or one program host-wide" },
-	{ "disable", et_cmd_disable, "undo enable: exactly what it wrote goes, what was there comes back" },
+	{ "run", et_cmd_run, et_cmd_run_spec, "run a program with libenormoustext preloaded" },
+	{ "stat", et_cmd_stat, et_cmd_stat_spec, "how much of a process's text is on huge pages, per object" },
+	{ "check", et_cmd_check, et_cmd_check_spec, "can a program's or library's text go huge; how to make all of it" },
+	{ "status", et_cmd_status, et_cmd_status_spec, "THP and hugetlb settings, probes, and the backend `auto` picks" },
+	{ "setup", et_cmd_setup, et_cmd_setup_spec, "change the THP policy or the hugetlb pool (root)" },
+	{ "perfmap", et_cmd_perfmap, et_cmd_perfmap_spec, "write /tmp/perf-PID.map naming the functions in moved text" },
+	{ "prime", et_cmd_prime, et_cmd_prime_spec, "bring text into the page cache as huge folios (zero-copy huge text)" },
+	{ "record", et_cmd_record, et_cmd_record_spec, "run a program and write a profile of where its threads execute" },
+	{ "profile", et_cmd_profile, et_cmd_profile_spec, "show|merge|order|import: hot windows, sums, a link order, perf.data/pprof" },
+	{ "collapse", et_cmd_collapse, et_cmd_collapse_spec, "put running processes' text or JIT code on huge pages, from outside" },
+	{ "enable", et_cmd_enable, et_cmd_enable_spec, "turn the library on for a systemd service, or one program host-wide" },
+	{ "disable", et_cmd_disable, et_cmd_disable_spec, "undo enable: exactly what it wrote goes, what was there comes back" },
 };
 
 static void usage(FILE *f)
@@ -60,6 +56,7 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "\n"
 	        "  enormoustext COMMAND --help   (or: enormoustext help COMMAND) for its options\n"
+	        "  enormoustext help profile SUBCOMMAND   the same for `profile show` and the others\n"
 	        "  enormoustext --version        the version\n"
 	        "\n"
 	        "Exit status: 0 done; 1 an input (PID, file, write) was bad; 2 usage error.\n"
@@ -87,14 +84,30 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return ET_EXIT_OK;
 		}
+		if (argc > 4)
+			return et_tool_usage("help takes a COMMAND (and a subcommand of `profile`), not '%s'",
+			                     argv[4]);
 		for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
 			if (!strcmp(argv[2], cmds[i].name)) {
-				char *hargv[] = { argv[2], (char *)"--help", NULL };
+				/* `help profile import`: the subcommand's own help */
+				char *hargv[] = { argv[2], argc > 3 ? argv[3] : (char *)"--help",
+					          argc > 3 ? (char *)"--help" : NULL, NULL };
 				et_tool_cmd = cmds[i].name;
-				return cmds[i].fn(2, hargv);
+				return cmds[i].fn(argc > 3 ? 3 : 2, hargv);
 			}
 		}
 		return et_tool_usage("no command '%s'", argv[2]);
+	}
+	if (!strcmp(c, "__generate")) {
+		/* for the build and the tests: not in the help */
+		const struct et_cmd_spec *specs[sizeof cmds / sizeof *cmds + 1];
+		for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
+			specs[i] = cmds[i].spec();
+		specs[sizeof cmds / sizeof *cmds] = NULL;
+		if (argc != 3)
+			return et_tool_usage("__generate takes one of options, synopsis, man-synopsis, "
+			                     "bash-completion");
+		return et_spec_generate(argv[2], specs);
 	}
 	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
 		if (!strcmp(c, cmds[i].name)) {

@@ -1,16 +1,16 @@
 /*
  * tools/enormoustext/msg.c — the messages every part of the command
  * shares: one line on stderr, "enormoustext CMD: ...", for a bad input
- * (et_tool_err) or a usage error (et_tool_usage, et_tool_bad_option).
+ * (et_tool_err) or a usage error (et_tool_usage; opts.c's parser says
+ * which option).
  *
  * Owns: et_tool_cmd (the subcommand running, set by main.c) and the
  * shape of those lines.
- * May call: libc (stdio, getopt's optopt).
+ * May call: libc (stdio).
  * Never: exits, or writes more than one line a message.
  */
 #include "tool.h"
 
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -46,18 +46,4 @@ int et_tool_usage(const char *fmt, ...)
 	else
 		et_tool_err("%s (see 'enormoustext --help')", line);
 	return ET_EXIT_USAGE;
-}
-
-int et_tool_bad_option(int c, char **argv, int optind_now)
-{
-	/* getopt_long has moved optind past the offending word. */
-	const char *word = optind_now > 0 ? argv[optind_now - 1] : "?";
-	if (c == ':') {
-		if (optopt && !(word[0] == '-' && word[1] == '-'))
-			return et_tool_usage("option '-%c' needs a value", optopt);
-		return et_tool_usage("option '%s' needs a value", word);
-	}
-	if (optopt && !(word[0] == '-' && word[1] == '-'))
-		return et_tool_usage("unknown option '-%c'", optopt);
-	return et_tool_usage("unknown option '%s'", word);
 }

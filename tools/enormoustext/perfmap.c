@@ -1,6 +1,6 @@
 /*
- * tools/enormoustext/perfmap.c — `enormoustext perfmap PID`: a perf map for
- * a running process.
+ * tools/enormoustext/perfmap.c — `enormoustext perfmap [-o FILE] [--json]
+ * PID`: a perf map for a running process.
  *
  * The text the library moved sits in anonymous mappings, which perf cannot
  * name.  This finds them in /proc/PID/smaps (an anonymous executable
@@ -17,30 +17,45 @@
  * Never: writes the map by hand; follows a link at the default name.
  */
 #include "tool.h"
+#include "opts.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static void help(FILE *f)
+enum { O_OUTPUT = 1, O_JSON };
+
+static const struct et_opt options[] = {
+	{ "output", 'o', "FILE", "write FILE instead of /tmp/perf-PID.map", O_OUTPUT, 0, 0, 0, NULL,
+	  ET_COMP_FILE },
+	{ "json", 0, NULL,
+	  "JSON on stdout: pid, file (null when nothing was\n"
+	  "written), objects, functions, moved_bytes",
+	  O_JSON, 0, 0, 0, NULL, 0 },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_cmd_spec spec = {
+	.name = "perfmap",
+	.forms = { { NULL, "PID" } },
+	.about = "Write a perf map (\"START SIZE name\" lines, the format perf reads from\n"
+	         "/tmp/perf-PID.map) naming the functions in the text that libenormoustext\n"
+	         "moved to anonymous huge pages in process PID, so that perf report names them.\n"
+	         "Reading another user's process needs ptrace read access to it (the same user\n"
+	         "and a dumpable process, or CAP_SYS_PTRACE: root).\n",
+	.sections = { { NULL, options } },
+	.tail = "Exit status: 0 done (also when PID has no moved text: nothing is written);\n"
+	        "1 PID does not exist or cannot be read, or FILE cannot be written; 2 usage error.\n",
+	.operand = ET_COMP_PID,
+};
+
+const struct et_cmd_spec *et_cmd_perfmap_spec(void)
 {
-	fprintf(f,
-	        "usage: enormoustext perfmap [--output FILE] PID\n"
-	        "\n"
-	        "Write a perf map (\"START SIZE name\" lines, the format perf reads from\n"
-	        "/tmp/perf-PID.map) naming the functions in the text that libenormoustext\n"
-	        "moved to anonymous huge pages in process PID, so that perf report names them.\n"
-	        "\n"
-	        "  -o, --output FILE  write FILE instead of /tmp/perf-PID.map\n"
-	        "  -h, --help         this help\n"
-	        "\n"
-	        "Exit status: 0 done (also when PID has no moved text: nothing is written);\n"
-	        "1 PID does not exist or cannot be read, or FILE cannot be written; 2 usage error.\n");
+	return &spec;
 }
 
 static bool is_file(const char *p)
@@ -96,31 +111,36 @@ static bool load_base(const struct et_smaps *sm, const char *path, uint64_t inod
 
 int et_cmd_perfmap(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *output = NULL;
+	bool json = false;
+	struct et_args args;
+	et_args_init(&args, &spec, argc, argv);
 	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+	while ((c = et_args_next(&args)) > 0) {
 		switch (c) {
-		case 'o': output = optarg; break;
-		case 'h': help(stdout); return ET_EXIT_OK;
-		default: return et_tool_bad_option(c, argv, optind);
+		case O_OUTPUT: output = args.val; break;
+		case O_JSON: json = true; break;
 		}
 	}
-	if (argc - optind != 1)
+	if (c < 0)
+		return et_args_exit(c);
+	if (args.nops != 1)
 		return et_tool_usage("perfmap takes one PID");
 	long pid;
-	if (et_tool_parse_pid(argv[optind], &pid) != 0)
-		return et_tool_usage("'%s' is not a process id", argv[optind]);
+	if (et_tool_parse_pid(args.ops[0], &pid) != 0)
+		return et_tool_usage("'%s' is not a process id", args.ops[0]);
 
 	char path[64], out_path[4096];
 	snprintf(path, sizeof path, "/proc/%lld/smaps", (long long)pid);
 	struct et_smaps sm;
 	int err = et_smaps_read(&sm, path);
+	if (err == -ESRCH)
+		err = -ENOENT;
+	if (err == -EACCES || err == -EPERM) {
+		et_tool_err("process %lld: permission denied reading %s (%s)", (long long)pid, path,
+		            et_tool_denied_why());
+		return ET_EXIT_BAD;
+	}
 	if (err) {
 		et_tool_err("process %lld: %s", (long long)pid,
 		            err == -ENOENT ? "no such process" : strerror(-err));
@@ -211,7 +231,21 @@ int et_cmd_perfmap(int argc, char **argv)
 		}
 		free(out);
 	}
-	if (status == ET_EXIT_OK) {
+	if (status == ET_EXIT_OK && json) {
+		struct et_json j;
+		et_json_init(&j, stdout);
+		et_json_obj(&j, NULL);
+		et_json_i64(&j, "pid", pid);
+		if (moved)
+			et_json_str(&j, "file", out_path);
+		else
+			et_json_null(&j, "file");
+		et_json_u64(&j, "objects", objects);
+		et_json_u64(&j, "functions", functions);
+		et_json_u64(&j, "moved_bytes", moved);
+		et_json_obj_end(&j);
+		et_json_end(&j);
+	} else if (status == ET_EXIT_OK) {
 		if (moved == 0)
 			printf("process %lld has no moved text: nothing written\n", (long long)pid);
 		else

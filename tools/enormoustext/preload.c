@@ -9,7 +9,8 @@
  * its own parser.  `run`, `record` and `enable` hand it over so.
  *
  * Owns: where the library is looked for (et_tool_default_library,
- * et_tool_library), the LD_PRELOAD value (et_tool_preload), the check of
+ * et_tool_library), and its linker scripts (et_tool_linker_script: the
+ * same rule, for `check`'s advice), the LD_PRELOAD value (et_tool_preload), the check of
  * the variables' values (et_tool_option_index, et_tool_options_bad).
  * May call: core (options: the table and its parser), msg.c.
  * Never: keeps a list of options, a default or an accepted value of its
@@ -85,6 +86,45 @@ const char *et_tool_default_library(char *out, size_t cap, char *tried, size_t t
 		size_t used = strlen(tried);
 		snprintf(tried + used, tcap - used, "%s%s", used ? ", " : "", cand[i]);
 	}
+	return NULL;
+}
+
+const char *et_tool_linker_script(const char *name, char *out, size_t cap)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = '\0';
+#if defined(ET_TOOL_BUILD_EXE) && defined(ET_TOOL_SOURCE_SCRIPTS)
+	/* The command of a build tree: the scripts of its source tree (the
+	 * 32M one is made in the build tree, beside the library) */
+	if (!strcmp(exe, ET_TOOL_BUILD_EXE)) {
+		snprintf(out, cap, "%s/%s", ET_TOOL_SOURCE_SCRIPTS, name);
+		if (exists_file(out))
+			return out;
+#ifdef ET_TOOL_BUILD_SCRIPTS
+		snprintf(out, cap, "%s/%s", ET_TOOL_BUILD_SCRIPTS, name);
+		if (exists_file(out))
+			return out;
+#endif
+	}
+#endif
+#ifdef ET_TOOL_REL_DATADIR
+	/* installed: BINDIR/<relative>/DATADIR/enormoustext, resolved */
+	char *slash = strrchr(exe, '/');
+	if (exe[0] && slash) {
+		*slash = '\0';
+		char dir[PATH_MAX + 64], real[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s/%s/enormoustext", exe, ET_TOOL_REL_DATADIR);
+		snprintf(out, cap, "%s/%s", realpath(dir, real) ? real : dir, name);
+		if (exists_file(out))
+			return out;
+	}
+#endif
+#ifdef ET_TOOL_INSTALL_DATADIR
+	snprintf(out, cap, "%s/enormoustext/%s", ET_TOOL_INSTALL_DATADIR, name);
+	if (exists_file(out))
+		return out;
+#endif
 	return NULL;
 }
 

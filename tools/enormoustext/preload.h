@@ -12,6 +12,11 @@
  * the command of a build tree, then beside the command, then LIBDIR), into
  * out; NULL when none is there, `tried` listing where it looked. */
 const char *et_tool_default_library(char *out, size_t cap, char *tried, size_t tcap);
+/* The linker script `name` (enormous.ld, enormous-32m.ld) as this command
+ * finds it: the source tree's for the command of a build tree, else the one
+ * installed with the command (BINDIR/../share/enormoustext), else in the
+ * configured DATADIR; into out, or NULL when there is none. */
+const char *et_tool_linker_script(const char *name, char *out, size_t cap);
 /* The library from lib_opt (--lib), else $ENORMOUSTEXT_LIB, else the
  * default, checked (a regular ELF file) and made absolute into abs: 0, or
  * ET_EXIT_BAD after one line saying why. */

@@ -1,6 +1,5 @@
 /*
- * tools/enormoustext/prime.c — `enormoustext prime [--check] [--json]
- * FILE...`: bring a program's text into the page cache as huge folios, so
+ * tools/enormoustext/prime.c — `enormoustext prime FILE...`: bring a program's text into the page cache as huge folios, so
  * that the kernel maps it huge by itself (pagecache.c does, window by
  * window; --check only looks).
  *
@@ -11,33 +10,41 @@
  * dirty (pagecache.c never does).
  */
 #include "tool.h"
+#include "opts.h"
 #include "pagecache.h"
 
-#include <getopt.h>
 #include <string.h>
 
-static void help(FILE *f)
-{
-	fprintf(f,
-	        "usage: enormoustext prime [--check] [--json] FILE...\n"
-	        "\n"
-	        "Bring the executable text of each ELF FILE (program or shared library) into\n"
-	        "the page cache as huge (PMD-sized) folios, so that every process that maps\n"
-	        "it gets huge text straight from the file: nothing copied, the pages shared.\n"
-	        "Works on the windows of the text whose file offset and load address agree\n"
-	        "modulo the huge page size (linked with enormous.ld, or shared libraries of\n"
-	        "2 MiB or more).  The file's contents are never changed; no root needed.\n"
-	        "\n"
-	        "  -c, --check   only report the current state; read and drop nothing\n"
-	        "  -j, --json    one JSON document on stdout\n"
-	        "  -h, --help    this help\n"
-	        "\n"
-	        "Per file: how many windows are now huge in the page cache, and for the\n"
+enum { O_CHECK = 1, O_JSON };
+
+static const struct et_opt options[] = {
+	{ "check", 'c', NULL, "only report the current state; read and drop nothing", O_CHECK, 0, 0, 0, NULL, 0 },
+	{ "json", 'j', NULL, "one JSON document on stdout", O_JSON, 0, 0, 0, NULL, 0 },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_cmd_spec spec = {
+	.name = "prime",
+	.forms = { { NULL, "FILE..." } },
+	.about = "Bring the executable text of each ELF FILE (program or shared library) into\n"
+	         "the page cache as huge (PMD-sized) folios, so that every process that maps\n"
+	         "it gets huge text straight from the file: nothing copied, the pages shared.\n"
+	         "Works on the windows of the text whose file offset and load address agree\n"
+	         "modulo the huge page size (linked with enormous.ld, or shared libraries of\n"
+	         "2 MiB or more).  The file's contents are never changed; no root needed.\n",
+	.sections = { { NULL, options } },
+	.tail = "Per file: how many windows are now huge in the page cache, and for the\n"
 	        "others why not (not congruent, pages held by running processes - named by\n"
 	        "PID -, filesystem without huge folios, file open for writing).\n"
 	        "\n"
 	        "Exit status: 0 every FILE was examined; 1 a FILE could not be read or is not\n"
-	        "an ELF file with an executable segment; 2 usage error.\n");
+	        "an ELF file with an executable segment; 2 usage error.\n",
+	.operand = ET_COMP_FILE,
+};
+
+const struct et_cmd_spec *et_cmd_prime_spec(void)
+{
+	return &spec;
 }
 
 static const char *state_key[ET_WIN_FAILED + 1] = {
@@ -120,24 +127,19 @@ static void print_json(struct et_json *j, const struct et_tool_primed *r)
 
 int et_cmd_prime(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "check", no_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool check = false, json = false;
+	struct et_args a;
+	et_args_init(&a, &spec, argc, argv);
 	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:cjh", longopts, NULL)) != -1) {
+	while ((c = et_args_next(&a)) > 0) {
 		switch (c) {
-		case 'c': check = true; break;
-		case 'j': json = true; break;
-		case 'h': help(stdout); return ET_EXIT_OK;
-		default: return et_tool_bad_option(c, argv, optind);
+		case O_CHECK: check = true; break;
+		case O_JSON: json = true; break;
 		}
 	}
-	if (optind >= argc)
+	if (c < 0)
+		return et_args_exit(c);
+	if (!a.nops)
 		return et_tool_usage("give at least one FILE");
 	struct et_sysinfo si;
 	et_sysinfo_read_pmd(&si, "/");
@@ -151,9 +153,9 @@ int et_cmd_prime(int argc, char **argv)
 		et_json_bool(&j, "check", check);
 		et_json_arr(&j, "files");
 	}
-	for (int i = optind; i < argc; i++) {
+	for (int i = 0; i < a.nops; i++) {
 		struct et_tool_primed r;
-		if (et_tool_prime_file(argv[i], H, check, &r) != 0) {
+		if (et_tool_prime_file(a.ops[i], H, check, &r) != 0) {
 			rc = ET_EXIT_BAD;
 			continue;
 		}

@@ -23,40 +23,15 @@
 #include "elffile.h"
 #include "heatmap.h"
 #include "import.h"
+#include "opts.h"
 #include "profiles.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static void help(FILE *f)
-{
-	fprintf(f,
-	        "usage: enormoustext profile show [--window SIZE] [--svg OUT] FILE\n"
-	        "       enormoustext profile merge -o OUT FILE...\n"
-	        "       enormoustext profile order --object FILE [--format lld|ld] PROFILE\n"
-	        "       enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] [--value TYPE] FILE...\n"
-	        "\n"
-	        "show: per object of a profile (from `enormoustext record`), its windows\n"
-	        "sorted by heat with the cumulative share of the samples they cover (what\n"
-	        "ENORMOUSTEXT_HOT_COVERAGE chooses from); --svg writes a heat map of each\n"
-	        "object's text, window by window (as a PNG: rsvg-convert -o OUT.png OUT).\n"
-	        "--window: the window size (default: the PMD size, 2M).\n"
-	        "merge: add up several profiles (runs, machines) into OUT; objects are\n"
-	        "matched by build-id; the profiles must have the same granule.\n"
-	        "order: the functions of FILE (matched by build-id) hottest first, for the\n"
-	        "linker to pack the hot ones together: lld --symbol-ordering-file (the\n"
-	        "default), or --format ld, a GNU ld script for -ffunction-sections builds.\n"
-	        "import: perf.data, pprof (gzip'd or not) or `perf script` text made by other\n"
-	        "tools, as a profile (see `enormoustext profile import --help`).\n"
-	        "\n"
-	        "Exit status: 0 done; 1 a FILE cannot be read or is not a valid profile (one\n"
-	        "line naming it and the line at fault), or OUT cannot be written; 2 usage.\n");
-}
 
 static int by_heat(const void *a, const void *b)
 {
@@ -66,45 +41,196 @@ static int by_heat(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+enum { O_WINDOW = 1, O_SVG, O_JSON, O_OUTPUT, O_OBJECT, O_FORMAT, O_PID, O_COMM, O_VALUE };
+
+static const struct et_opt show_opts[] = {
+	{ "window", 'w', "SIZE", "the window size (default: the PMD size, 2M)", O_WINDOW, 0, 0, 0, NULL,
+	  ET_COMP_NONE },
+	{ "svg", 0, "OUT",
+	  "also write a heat map of each object's text, window\n"
+	  "by window (as a PNG: rsvg-convert -o OUT.png OUT)",
+	  O_SVG, 0, 0, 0, NULL, ET_COMP_FILE },
+	{ "json", 0, NULL,
+	  "JSON instead of text: file, granule, window, objects\n"
+	  "(path, build_id, samples, windows: start, samples,\n"
+	  "share, cumulative; hottest first)",
+	  O_JSON, 0, 0, 0, NULL, 0 },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_cmd_spec show_spec = {
+	.name = "profile show",
+	.forms = { { NULL, "FILE" } },
+	.about = "Per object of a profile (from `enormoustext record`), its windows sorted by\n"
+	         "heat with the cumulative share of the samples they cover (what\n"
+	         "ENORMOUSTEXT_HOT_COVERAGE chooses from).\n",
+	.sections = { { NULL, show_opts } },
+	.tail = "Exit status: 0 done; 1 FILE cannot be read or is not a valid profile (one line\n"
+	        "naming it and the line at fault), or OUT cannot be written; 2 usage error.\n",
+	.operand = ET_COMP_FILE,
+};
+
+static const struct et_opt merge_opts[] = {
+	{ "output", 'o', "OUT", "the profile to write (required)", O_OUTPUT, ET_OPTF_REQUIRED | ET_OPTF_SHORT, 0,
+	  0, NULL, ET_COMP_FILE },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_cmd_spec merge_spec = {
+	.name = "profile merge",
+	.forms = { { NULL, "FILE..." } },
+	.about = "Add up several profiles (runs, machines) into OUT; objects are matched by\n"
+	         "build-id; the profiles must have the same granule.\n",
+	.sections = { { NULL, merge_opts } },
+	.tail = "Exit status: 0 written; 1 a FILE cannot be read or is not a valid profile, or\n"
+	        "OUT cannot be written (nothing is written then); 2 usage error.\n",
+	.operand = ET_COMP_FILE,
+};
+
+static const struct et_opt order_opts[] = {
+	{ "object", 'b', "FILE", "the object whose functions to order (required)", O_OBJECT, ET_OPTF_REQUIRED, 0,
+	  0, NULL, ET_COMP_FILE },
+	{ "format", 'f', "lld|ld",
+	  "lld: a --symbol-ordering-file (the default); ld: a\n"
+	  "GNU ld script for -ffunction-sections builds",
+	  O_FORMAT, 0, 0, 0, "lld ld", 0 },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_cmd_spec order_spec = {
+	.name = "profile order",
+	.forms = { { NULL, "PROFILE" } },
+	.about = "The functions of the object FILE (matched by build-id) hottest first, for\n"
+	         "the linker to pack the hot ones together.\n",
+	.sections = { { NULL, order_opts } },
+	.tail = "Exit status: 0 done; 1 PROFILE or FILE cannot be read, or the profile has no\n"
+	        "samples for FILE; 2 usage error.\n",
+	.operand = ET_COMP_FILE,
+};
+
+static const struct et_opt import_opts[] = {
+	{ "output", 'o', "OUT", "the profile to write (default: standard output)", O_OUTPUT, ET_OPTF_SHORT, 0, 0,
+	  NULL, ET_COMP_FILE },
+	{ "pid", 0, "PID", "only the samples of process PID", O_PID, 0, 0, 0, NULL, ET_COMP_NONE },
+	{ "comm", 0, "NAME",
+	  "only the samples of threads named NAME (perf.data:\n"
+	  "the thread's comm; pprof: the \"comm\" label)",
+	  O_COMM, 0, 0, 0, NULL, ET_COMP_NONE },
+	{ "value", 0, "TYPE",
+	  "pprof: the sample type to count (default: the first\n"
+	  "whose unit is \"count\")",
+	  O_VALUE, 0, 0, 0, NULL, ET_COMP_NONE },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static void import_about(FILE *f)
+{
+	fprintf(f,
+	        "Read profiles recorded by other tools and write them as one profile (for\n"
+	        "ENORMOUSTEXT_PROFILE, profile show|merge|order): per object, by build-id,\n"
+	        "samples per %u bytes of its text.  Each FILE (- for standard input) is told\n"
+	        "by its content:\n"
+	        "  perf.data        perf record's output (a file, or -o - to a pipe)\n"
+	        "  pprof            profile.proto, gzip'd or not (Go's pprof, perf_to_profile,\n"
+	        "                   continuous profilers' exports)%s\n"
+	        "  perf script      the text of `perf script -F pid,ip --show-mmap-events`\n"
+	        "Samples are mapped to (object, file offset) by the mappings the FILE\n"
+	        "records and placed by the object's program headers: the object is read\n"
+	        "where it was mapped, or, when that file has another build-id now, from\n"
+	        "perf's build-id cache ($PERF_BUILDID_DIR, else ~/.debug); samples of\n"
+	        "objects found in neither are left out (one line each says so).  Several\n"
+	        "FILEs are added up.\n",
+	        ET_PROFILE_RECORD_GRANULE,
+#ifdef ET_TOOL_PPROF
+	        ""
+#else
+	        "\n                   (not in this build: it was made without protobuf-c and zlib)"
+#endif
+	);
+}
+
+static const struct et_cmd_spec import_spec = {
+	.name = "profile import",
+	.forms = { { NULL, "FILE..." } },
+	.about_fn = import_about,
+	.sections = { { NULL, import_opts } },
+	.tail = "Exit status: 0 written; 1 a FILE cannot be read, is truncated or corrupt, or\n"
+	        "has no samples (one line naming it), or OUT cannot be written (nothing is\n"
+	        "written then); 2 usage.\n",
+	.operand = ET_COMP_FILE,
+};
+
+static const struct et_cmd_spec profile_spec = {
+	.name = "profile",
+	.about = "show: a profile's windows by heat (and a heat map).  merge: several profiles\n"
+	         "added up.  order: an object's functions hottest first, for the linker.\n"
+	         "import: perf.data, pprof or `perf script` text made by other tools, as a\n"
+	         "profile.  Each has its own help: enormoustext profile SUBCOMMAND --help (or\n"
+	         "enormoustext help profile SUBCOMMAND).\n",
+	.tail = "Exit status: 0 done; 1 a FILE cannot be read or is not a valid profile (one\n"
+	        "line naming it and the line at fault), or OUT cannot be written; 2 usage.\n",
+	.subs = { &show_spec, &merge_spec, &order_spec, &import_spec },
+};
+
+const struct et_cmd_spec *et_cmd_profile_spec(void)
+{
+	return &profile_spec;
+}
+
 static int cmd_show(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "window", required_argument, NULL, 'w' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct et_sysinfo si;
 	et_sysinfo_read_pmd(&si, "/");
 	uint64_t W = si.pmd_size;
 	const char *svg = NULL;
+	bool json = false;
+	struct et_args a;
+	et_args_init(&a, &show_spec, argc, argv);
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:w:s:h", longopts, NULL)) != -1) {
+	while ((c = et_args_next(&a)) > 0) {
 		switch (c) {
-		case 'w':
-			if (et_parse_size(optarg, &W) != 0 || W < 4096 || (W & (W - 1)))
-				return et_tool_usage("--window takes a power of two of at least 4K, not '%s'", optarg);
+		case O_WINDOW:
+			if (et_parse_size(a.val, &W) != 0 || W < 4096 || (W & (W - 1)))
+				return et_tool_usage("--window takes a power of two of at least 4K, not '%s'", a.val);
 			break;
-		case 's': svg = optarg; break;
-		case 'h': help(stdout); return ET_EXIT_OK;
-		default: return et_tool_bad_option(c, argv, optind);
+		case O_SVG: svg = a.val; break;
+		case O_JSON: json = true; break;
 		}
 	}
-	if (optind + 1 != argc)
+	if (c < 0)
+		return et_args_exit(c);
+	if (a.nops != 1)
 		return et_tool_usage("give one profile FILE");
+	const char *file = a.ops[0];
 	struct et_profile p;
-	if (et_tool_profile_load(&p, argv[optind]) != 0)
+	if (et_tool_profile_load(&p, file) != 0)
 		return ET_EXIT_BAD;
 	char ws[16];
 	et_tool_size(ws, sizeof ws, W);
-	printf("%s: %zu object%s, granule %llu, windows of %s\n", argv[optind], p.nobjs,
-	       et_tool_s(p.nobjs), (unsigned long long)p.granule, ws);
+	struct et_json j;
+	if (json) {
+		et_json_init(&j, stdout);
+		et_json_obj(&j, NULL);
+		et_json_str(&j, "file", file);
+		et_json_u64(&j, "granule", p.granule);
+		et_json_u64(&j, "window", W);
+		et_json_arr(&j, "objects");
+	} else {
+		printf("%s: %zu object%s, granule %llu, windows of %s\n", file, p.nobjs, et_tool_s(p.nobjs),
+		       (unsigned long long)p.granule, ws);
+	}
 	for (size_t i = 0; i < p.nobjs; i++) {
 		const struct et_prof_obj *o = &p.objs[i];
-		printf("%s  build-id %s  %llu sample%s\n", et_profile_path(&p, o), o->build_id,
-		       (unsigned long long)o->total, et_tool_s(o->total));
+		if (json) {
+			et_json_obj(&j, NULL);
+			et_json_str(&j, "path", et_profile_path(&p, o));
+			et_json_str(&j, "build_id", o->build_id);
+			et_json_u64(&j, "samples", o->total);
+			et_json_arr(&j, "windows");
+		} else {
+			printf("%s  build-id %s  %llu sample%s\n", et_profile_path(&p, o), o->build_id,
+			       (unsigned long long)o->total, et_tool_s(o->total));
+		}
 		struct et_tool_win *w;
 		size_t n = et_tool_profile_windows(&p, o, W, &w);
 		if (n)
@@ -112,13 +238,32 @@ static int cmd_show(int argc, char **argv)
 		uint64_t cum = 0;
 		for (size_t k = 0; k < n; k++) {
 			cum += w[k].samples;
-			printf("  window 0x%-12llx %10llu %-7s  %5.1f%%  cumulative %5.1f%%\n",
-			       (unsigned long long)w[k].start, (unsigned long long)w[k].samples,
-			       w[k].samples == 1 ? "sample" : "samples",
-			       o->total ? 100.0 * (double)w[k].samples / (double)o->total : 0.0,
-			       o->total ? 100.0 * (double)cum / (double)o->total : 0.0);
+			double share = o->total ? 100.0 * (double)w[k].samples / (double)o->total : 0.0;
+			double cshare = o->total ? 100.0 * (double)cum / (double)o->total : 0.0;
+			if (json) {
+				/* the shares in tenths of a percent, as the text rounds them */
+				et_json_obj_flat(&j, NULL);
+				et_json_hex(&j, "start", w[k].start);
+				et_json_u64(&j, "samples", w[k].samples);
+				et_json_u64(&j, "share_permille", (uint64_t)(share * 10 + 0.5));
+				et_json_u64(&j, "cumulative_permille", (uint64_t)(cshare * 10 + 0.5));
+				et_json_obj_end(&j);
+			} else {
+				printf("  window 0x%-12llx %10llu %-7s  %5.1f%%  cumulative %5.1f%%\n",
+				       (unsigned long long)w[k].start, (unsigned long long)w[k].samples,
+				       w[k].samples == 1 ? "sample" : "samples", share, cshare);
+			}
+		}
+		if (json) {
+			et_json_arr_end(&j);
+			et_json_obj_end(&j);
 		}
 		free(w);
+	}
+	if (json) {
+		et_json_arr_end(&j);
+		et_json_obj_end(&j);
+		et_json_end(&j);
 	}
 	int rc = ET_EXIT_OK;
 	if (svg) {
@@ -141,27 +286,20 @@ static int cmd_show(int argc, char **argv)
 
 static int cmd_merge(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *out = NULL;
+	struct et_args a;
+	et_args_init(&a, &merge_spec, argc, argv);
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'h': help(stdout); return ET_EXIT_OK;
-		default: return et_tool_bad_option(c, argv, optind);
-		}
-	}
+	while ((c = et_args_next(&a)) > 0)
+		if (c == O_OUTPUT)
+			out = a.val;
+	if (c < 0)
+		return et_args_exit(c);
 	if (!out)
 		return et_tool_usage("give the profile to write: -o OUT");
-	if (optind >= argc)
+	if (!a.nops)
 		return et_tool_usage("give the profiles to merge");
-	return et_tool_profile_merge(out, argv + optind, (size_t)(argc - optind));
+	return et_tool_profile_merge(out, a.ops, (size_t)a.nops);
 }
 
 /* ---- order: a function order for the linker, hottest first ----------- */
@@ -218,34 +356,24 @@ static int by_fn_heat(const void *a, const void *b)
 
 static int cmd_order(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "object", required_argument, NULL, 'b' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *objpath = NULL, *format = "lld";
+	struct et_args a;
+	et_args_init(&a, &order_spec, argc, argv);
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:b:f:h", longopts, NULL)) != -1) {
+	while ((c = et_args_next(&a)) > 0) {
 		switch (c) {
-		case 'b': objpath = optarg; break;
-		case 'f':
-			if (strcmp(optarg, "lld") && strcmp(optarg, "ld"))
-				return et_tool_usage("--format takes lld or ld, not '%s'", optarg);
-			format = optarg;
-			break;
-		case 'h': help(stdout); return ET_EXIT_OK;
-		default: return et_tool_bad_option(c, argv, optind);
+		case O_OBJECT: objpath = a.val; break;
+		case O_FORMAT: format = a.val; break;
 		}
 	}
+	if (c < 0)
+		return et_args_exit(c);
 	if (!objpath)
 		return et_tool_usage("give the object to order: --object FILE");
-	if (optind + 1 != argc)
+	if (a.nops != 1)
 		return et_tool_usage("give one profile FILE");
 	struct et_profile p;
-	if (et_tool_profile_load(&p, argv[optind]) != 0)
+	if (et_tool_profile_load(&p, a.ops[0]) != 0)
 		return ET_EXIT_BAD;
 	int rc = ET_EXIT_BAD;
 	struct order o = { .p = &p };
@@ -298,97 +426,50 @@ out:
 
 /* ---- import: what other tools recorded, as a profile -------------------- */
 
-static void help_import(FILE *f)
-{
-	fprintf(f,
-	        "usage: enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] [--value TYPE] FILE...\n"
-	        "\n"
-	        "Read profiles recorded by other tools and write them as one profile (for\n"
-	        "ENORMOUSTEXT_PROFILE, profile show|merge|order): per object, by build-id,\n"
-	        "samples per %u bytes of its text.  Each FILE (- for standard input) is told\n"
-	        "by its content:\n"
-	        "  perf.data        perf record's output (a file, or -o - to a pipe)\n"
-	        "  pprof            profile.proto, gzip'd or not (Go's pprof, perf_to_profile,\n"
-	        "                   continuous profilers' exports)%s\n"
-	        "  perf script      the text of `perf script -F pid,ip --show-mmap-events`\n"
-	        "Samples are mapped to (object, file offset) by the mappings the FILE\n"
-	        "records and placed by the object's program headers: the object is read\n"
-	        "where it was mapped, or, when that file has another build-id now, from\n"
-	        "perf's build-id cache ($PERF_BUILDID_DIR, else ~/.debug); samples of\n"
-	        "objects found in neither are left out (one line each says so).  Several\n"
-	        "FILEs are added up.\n"
-	        "\n"
-	        "  -o, --output OUT   the profile to write (default: standard output)\n"
-	        "      --pid PID      only the samples of process PID\n"
-	        "      --comm NAME    only the samples of threads named NAME (perf.data: the\n"
-	        "                     thread's comm; pprof: the \"comm\" label)\n"
-	        "      --value TYPE   pprof: the sample type to count (default: the first\n"
-	        "                     whose unit is \"count\")\n"
-	        "  -h, --help         this help\n"
-	        "\n"
-	        "Exit status: 0 written; 1 a FILE cannot be read, is truncated or corrupt, or\n"
-	        "has no samples (one line naming it), or OUT cannot be written (nothing is\n"
-	        "written then); 2 usage.\n",
-	        ET_PROFILE_RECORD_GRANULE,
-#ifdef ET_TOOL_PPROF
-	        ""
-#else
-	        "\n                   (not in this build: it was made without protobuf-c and zlib)"
-#endif
-	);
-}
-
 static int cmd_import(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, 'c' },
-		{ "value", required_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *out = NULL;
 	struct et_import_filter f = { 0 };
+	struct et_args a;
+	et_args_init(&a, &import_spec, argc, argv);
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
+	while ((c = et_args_next(&a)) > 0) {
 		switch (c) {
-		case 'o': out = optarg; break;
-		case 'p': {
+		case O_OUTPUT: out = a.val; break;
+		case O_PID: {
 			long pid;
-			if (et_tool_parse_pid(optarg, &pid) != 0)
-				return et_tool_usage("--pid takes a process id, not '%s'", optarg);
+			if (et_tool_parse_pid(a.val, &pid) != 0)
+				return et_tool_usage("--pid takes a process id, not '%s'", a.val);
 			f.pid_set = true;
 			f.pid = (uint32_t)pid;
 			break;
 		}
-		case 'c':
-			if (!optarg[0])
+		case O_COMM:
+			if (!a.val[0])
 				return et_tool_usage("--comm takes a command name");
-			f.comm = optarg;
+			f.comm = a.val;
 			break;
-		case 'v': f.value = optarg; break;
-		case 'h': help_import(stdout); return ET_EXIT_OK;
-		default: return et_tool_bad_option(c, argv, optind);
+		case O_VALUE: f.value = a.val; break;
 		}
 	}
-	if (optind >= argc)
+	if (c < 0)
+		return et_args_exit(c);
+	if (!a.nops)
 		return et_tool_usage("give the FILEs to import (perf.data, pprof, perf script text)");
+	char **files = a.ops;
+	int nf = a.nops;
 	int nstdin = 0;
-	for (int i = optind; i < argc; i++)
-		nstdin += !strcmp(argv[i], "-");
+	for (int i = 0; i < nf; i++)
+		nstdin += !strcmp(files[i], "-");
 	if (nstdin > 1)
 		return et_tool_usage("standard input (-) can be read once");
 	et_attr_init(false);
 	uint64_t lost = 0;
-	for (int i = optind; i < argc; i++)
-		if (et_tool_import_file(argv[i], &f, &lost) != 0)
+	for (int i = 0; i < nf; i++)
+		if (et_tool_import_file(files[i], &f, &lost) != 0)
 			return ET_EXIT_BAD;
 	struct et_attr_totals tot;
 	et_attr_totals(&tot);
-	int nf = argc - optind;
 	if (tot.samples == 0) {
 		char sel[128] = "";
 		if (f.pid_set || f.comm)
@@ -396,7 +477,7 @@ static int cmd_import(int argc, char **argv)
 			         f.pid_set ? f.pid : 0, f.pid_set && f.comm ? " and " : "", f.comm ? "comm " : "",
 			         f.comm ? f.comm : "", (unsigned long long)f.dropped, et_tool_s(f.dropped));
 		if (nf == 1)
-			et_tool_err("%s: no samples%s", argv[optind], sel);
+			et_tool_err("%s: no samples%s", files[0], sel);
 		else
 			et_tool_err("no samples%s in the %d files", sel, nf);
 		return ET_EXIT_BAD;
@@ -409,7 +490,7 @@ static int cmd_import(int argc, char **argv)
 		return ET_EXIT_BAD;
 	et_attr_say_unfound();
 	if (nf == 1)
-		fprintf(stderr, "enormoustext %s: %s from %s", et_tool_cmd, sum, argv[optind]);
+		fprintf(stderr, "enormoustext %s: %s from %s", et_tool_cmd, sum, files[0]);
 	else
 		fprintf(stderr, "enormoustext %s: %s from %d files", et_tool_cmd, sum, nf);
 	if (lost)
@@ -424,7 +505,7 @@ static int cmd_import(int argc, char **argv)
 int et_cmd_profile(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		help(argc < 2 ? stderr : stdout);
+		et_spec_help(argc < 2 ? stderr : stdout, &profile_spec);
 		return argc < 2 ? ET_EXIT_USAGE : ET_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "show"))

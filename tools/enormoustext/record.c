@@ -28,6 +28,7 @@
  * runs another process to merge.
  */
 #include "attrib.h"
+#include "opts.h"
 #include "import.h"
 #include "preload.h"
 #include "profiles.h"
@@ -35,7 +36,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -48,21 +48,41 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define GRANULE ET_PROFILE_RECORD_GRANULE
 #define RING_PAGES 64            /* data pages per CPU (a power of two) */
 
-static void help(FILE *f)
+enum { O_OUTPUT = 1, O_FREQUENCY, O_PID, O_DURATION, O_FROM_PERF_SCRIPT };
+
+static const struct et_opt options[] = {
+	{ "output", 'o', "FILE", "the profile to write (required)", O_OUTPUT, ET_OPTF_REQUIRED | ET_OPTF_SHORT, 0,
+	  0, NULL, ET_COMP_FILE },
+	{ "frequency", 'F', "HZ", "samples per second per thread",
+	  O_FREQUENCY, ET_OPTF_SHORT, 0, 1 | 2, NULL, ET_COMP_NONE },
+	{ "pid", 'p', "PID",
+	  "instead of running a COMMAND, sample the running\n"
+	  "process PID (each of its threads; as `perf record -p`)\n"
+	  "until it exits, SIGINT, or --duration is over",
+	  O_PID, ET_OPTF_REQUIRED | ET_OPTF_SHORT, 1, 2, NULL, ET_COMP_PID },
+	{ "duration", 0, "SECONDS", "with --pid: stop after SECONDS", O_DURATION, 0, 0, 2, NULL, ET_COMP_NONE },
+	{ "from-perf-script", 0, "TEXT",
+	  "instead of running a COMMAND, read the output of\n"
+	  "`perf script -F pid,ip --show-mmap-events` (- for\n"
+	  "stdin) of an existing `perf record`",
+	  O_FROM_PERF_SCRIPT, ET_OPTF_REQUIRED, 1, 4, NULL, ET_COMP_FILE },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static void about(FILE *f)
 {
 	fprintf(f,
-	        "usage: enormoustext record -o FILE [--frequency HZ] [--] COMMAND [ARGS...]\n"
-	        "       enormoustext record -o FILE --from-perf-script TEXT\n"
-	        "\n"
-	        "Run COMMAND, sample where its threads (and its children's) execute, and write\n"
-	        "a profile for ENORMOUSTEXT_PROFILE: per object (by build-id), samples per\n"
-	        "%u bytes of its text.  Uses perf_event_open's cpu-clock event (no hardware PMU\n"
-	        "needed; kernel.perf_event_paranoid <= 2 for a user's own programs).  Run\n"
+	        "Run COMMAND (or watch process PID), sample where its threads (and its\n"
+	        "children's) execute, and write a profile for ENORMOUSTEXT_PROFILE: per object\n"
+	        "(by build-id), samples per %u bytes of its text.  Uses perf_event_open's\n"
+	        "cpu-clock event (no hardware PMU needed; kernel.perf_event_paranoid <= 2 for\n"
+	        "a user's own programs; --pid needs ptrace access to the process too).  Run\n"
 	        "COMMAND without the library's anonymous copies (ENORMOUSTEXT_BACKEND=file, or\n"
 	        "without the library): samples in anonymous memory belong to no file.\n"
 	        "Where perf_event_open is refused, COMMAND runs with the library preloaded\n"
@@ -70,19 +90,33 @@ static void help(FILE *f)
 	        "SIGPROF (ENORMOUSTEXT_RECORD: up to %d Hz a thread, bounded by the kernel's\n"
 	        "tick, -F not applied; ENORMOUSTEXT=0 unless set), and the profiles its\n"
 	        "processes write at exit are merged into FILE; a static program cannot be\n"
-	        "recorded so, nor a process killed by a signal.\n"
-	        "\n"
-	        "  -o, --output FILE     the profile to write (required)\n"
-	        "  -F, --frequency HZ    samples per second per thread (default %d)\n"
-	        "      --from-perf-script TEXT\n"
-	        "                        instead of running a COMMAND, read the output of\n"
-	        "                        `perf script -F pid,ip --show-mmap-events` (- for stdin)\n"
-	        "                        of an existing `perf record`\n"
-	        "  -h, --help            this help\n"
-	        "\n"
-	        "Exit status: COMMAND's; 1 when sampling cannot start or FILE cannot be\n"
-	        "written; 2 usage error.\n",
-	        ET_PROFILE_RECORD_GRANULE, ET_PROFILE_RECORD_HZ, ET_PROFILE_RECORD_HZ);
+	        "recorded so, nor a process killed by a signal, nor a running one (--pid).\n",
+	        ET_PROFILE_RECORD_GRANULE, ET_PROFILE_RECORD_HZ);
+}
+
+static const char *dflt(int id, char *buf, size_t cap)
+{
+	if (id != O_FREQUENCY)
+		return NULL;
+	snprintf(buf, cap, "%d", ET_PROFILE_RECORD_HZ);
+	return buf;
+}
+
+static const struct et_cmd_spec spec = {
+	.name = "record",
+	.dflt = dflt,
+	.forms = { { NULL, "[--] COMMAND [ARGS...]" }, { NULL, NULL }, { NULL, NULL } },
+	.about_fn = about,
+	.sections = { { NULL, options } },
+	.tail = "Exit status: COMMAND's; 1 when sampling cannot start or FILE cannot be\n"
+	        "written; 2 usage error.  With --pid: 0 written.\n",
+	.operand = ET_COMP_COMMAND,
+	.in_order = true,
+};
+
+const struct et_cmd_spec *et_cmd_record_spec(void)
+{
+	return &spec;
 }
 
 /* ---- the ring buffers ------------------------------------------------- */
@@ -338,41 +372,210 @@ static int record_with_library(char **cmd, const char *out, int why, struct et_t
 	return cmd_rc;
 }
 
+/* ---- --pid: a process that runs already ---------------------------------- */
+
+static volatile sig_atomic_t stop_pid;
+
+static void on_stop_pid(int sig)
+{
+	(void)sig;
+	stop_pid = 1;
+}
+
+/* Sample the threads of a running process (one event each, on any CPU;
+ * threads it starts later are added as they appear) until it exits, a
+ * SIGINT or SIGTERM, or `duration` seconds; the mappings it had before are
+ * read from /proc/PID/maps (attrib.c's live mode), the later ones come as
+ * MMAP2 records. */
+static int record_pid(pid_t pid, const char *out, uint64_t hz, double duration)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if (kill(pid, 0) != 0 && errno == ESRCH) {
+		et_tool_err("PID %d: no such process", (int)pid);
+		return ET_EXIT_BAD;
+	}
+	struct et_tool_out *t = malloc(sizeof *t);
+	if (!t) {
+		et_tool_err("out of memory");
+		return ET_EXIT_BAD;
+	}
+	if (!et_tool_out_try(t, out) && !t->o.skipped) {
+		free(t);
+		return ET_EXIT_BAD;
+	}
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t cap = 64, nr = 0;
+	struct ring *rings = calloc(cap, sizeof *rings);
+	pid_t *tids = calloc(cap, sizeof *tids);
+	int rc = ET_EXIT_OK;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_pid;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	bool first = true;
+	while (rings && tids && !stop_pid) {
+		/* the threads, new ones added */
+		DIR *d = opendir(path);
+		if (!d) {
+			if (first) {
+				et_tool_err("PID %d: %s: %s", (int)pid, path, strerror(errno));
+				rc = ET_EXIT_BAD;
+			}
+			break;
+		}
+		for (struct dirent *e; (e = readdir(d));) {
+			long tid;
+			if (et_tool_parse_pid(e->d_name, &tid) != 0)
+				continue;
+			bool known = false;
+			for (size_t i = 0; i < nr && !known; i++)
+				known = tids[i] == (pid_t)tid;
+			if (known)
+				continue;
+			if (nr == cap) {
+				struct ring *r2 = realloc(rings, 2 * cap * sizeof *rings);
+				pid_t *t2 = r2 ? realloc(tids, 2 * cap * sizeof *tids) : NULL;
+				if (r2)
+					rings = r2;
+				if (!t2)
+					break;
+				tids = t2;
+				cap *= 2;
+			}
+			struct perf_event_attr at;
+			et_cpu_clock_attr(&at, hz);
+			at.inherit = 0;          /* a ring per thread; its later threads are found here */
+			at.mmap = 1;
+			at.mmap2 = 1;
+			at.build_id = 1;
+			long fd = perf_open(&at, (pid_t)tid, -1);
+			if (fd < 0 && errno == EINVAL) {
+				at.build_id = 0;
+				fd = perf_open(&at, (pid_t)tid, -1);
+			}
+			if (fd < 0) {
+				if (errno == ESRCH)
+					continue;    /* the thread ended meanwhile */
+				int e2 = errno;
+				if (first) {
+					et_tool_err("PID %d: perf_event_open: %s%s", (int)pid, strerror(e2),
+					            e2 == EACCES || e2 == EPERM ?
+					            " (sampling another process needs ptrace access to it: the same "
+					            "user and kernel.perf_event_paranoid <= 2, or root)" : "");
+					rc = ET_EXIT_BAD;
+					break;
+				}
+				continue;
+			}
+			size_t len = (size_t)(RING_PAGES + 1) * (size_t)pg;
+			void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+			if (m == MAP_FAILED) {
+				close((int)fd);
+				continue;
+			}
+			tids[nr] = (pid_t)tid;
+			rings[nr++] = (struct ring){ (int)fd, m, (char *)m + pg, (uint64_t)RING_PAGES * (uint64_t)pg };
+		}
+		closedir(d);
+		if (rc)
+			break;
+		if (first) {
+			fprintf(stderr, "enormoustext record: sampling PID %d (%zu thread%s)%s\n", (int)pid, nr,
+			        et_tool_s(nr), duration > 0 ? "" : " until it exits or ^C");
+			fflush(stderr);
+		}
+		first = false;
+		struct pollfd pfd[64];
+		int np = nr < 64 ? (int)nr : 64;
+		for (int i = 0; i < np; i++)
+			pfd[i] = (struct pollfd){ rings[i].fd, POLLIN, 0 };
+		poll(pfd, (nfds_t)np, 50);
+		for (size_t i = 0; i < nr; i++)
+			drain(&rings[i]);
+		if (kill(pid, 0) != 0 && errno == ESRCH)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (duration > 0 && (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9 >=
+		                            duration)
+			break;
+	}
+	for (size_t i = 0; rings && i < nr; i++) {
+		drain(&rings[i]);
+		munmap(rings[i].meta, (size_t)(RING_PAGES + 1) * (size_t)pg);
+		close(rings[i].fd);
+	}
+	free(rings);
+	free(tids);
+	if (rc) {
+		out_drop(t);
+		return rc;
+	}
+	char sum[160], comment[220];
+	et_attr_summary(sum, sizeof sum);
+	snprintf(comment, sizeof comment, "recorded by enormoustext record --pid %d: %s", (int)pid, sum);
+	if (et_attr_write(t, out, comment) != 0)
+		return ET_EXIT_BAD;
+	et_attr_say_unfound();
+	fprintf(stderr, "enormoustext record: %s written to %s\n", sum, out);
+	return ET_EXIT_OK;
+}
+
 int et_cmd_record(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "from-perf-script", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *out = NULL, *from = NULL;
 	uint64_t hz = ET_PROFILE_RECORD_HZ;
+	long pid = 0;
+	double duration = 0;
+	struct et_args args;
+	et_args_init(&args, &spec, argc, argv);
 	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:F:h", longopts, NULL)) != -1) {
+	while ((c = et_args_next(&args)) > 0) {
 		switch (c) {
-		case 'o': out = optarg; break;
-		case 'F':
-			if (et_tool_parse_u64(optarg, &hz) != 0 || hz < 1 || hz > 100000)
-				return et_tool_usage("--frequency takes 1 to 100000, not '%s'", optarg);
+		case O_OUTPUT: out = args.val; break;
+		case O_FREQUENCY:
+			if (et_tool_parse_u64(args.val, &hz) != 0 || hz < 1 || hz > 100000)
+				return et_tool_usage("--frequency takes 1 to 100000, not '%s'", args.val);
 			break;
-		case 'p': from = optarg; break;
-		case 'h': help(stdout); return ET_EXIT_OK;
-		default: return et_tool_bad_option(c, argv, optind);
+		case O_PID:
+			if (et_tool_parse_pid(args.val, &pid) != 0)
+				return et_tool_usage("--pid takes a process id, not '%s'", args.val);
+			break;
+		case O_DURATION: {
+			char *end;
+			duration = strtod(args.val, &end);
+			if (end == args.val || *end || !(duration > 0) || !(duration <= 86400))
+				return et_tool_usage("--duration takes a number of seconds above 0 (at most 86400), "
+				                     "not '%s'", args.val);
+			break;
+		}
+		case O_FROM_PERF_SCRIPT: from = args.val; break;
 		}
 	}
+	if (c < 0)
+		return et_args_exit(c);
 	if (!out)
 		return et_tool_usage("give the profile to write: -o FILE");
+	if (duration > 0 && !pid)
+		return et_tool_usage("--duration goes with --pid");
 	if (from) {
-		if (optind < argc)
+		if (args.nops)
 			return et_tool_usage("--from-perf-script takes no COMMAND");
 		et_attr_init(false);
 		return et_tool_import_perf_script(from, out);
 	}
-	if (optind >= argc)
+	if (pid) {
+		if (args.nops)
+			return et_tool_usage("--pid takes no COMMAND ('%s')", args.ops[0]);
+		et_attr_init(true);
+		return record_pid((pid_t)pid, out, hz, duration);
+	}
+	if (!args.nops)
 		return et_tool_usage("give the COMMAND to run");
+	char **cmd = args.ops;
 	et_attr_init(true);
 	/* FILE is opened before COMMAND runs: one that cannot be written is
 	 * refused without running it (a FIFO with no reader yet: at the end) */
@@ -387,7 +590,7 @@ int et_cmd_record(int argc, char **argv)
 	}
 	int why = perf_refused();
 	if (why)
-		return record_with_library(argv + optind, out, why, t);
+		return record_with_library(cmd, out, why, t);
 	/* the child waits for the events before it execs; if exec fails, it
 	 * says so through ex (close-on-exec: nothing comes when it ran) */
 	int go[2], ex[2];
@@ -408,8 +611,8 @@ int et_cmd_record(int argc, char **argv)
 		close(ex[0]);
 		if (read(go[0], &x, 1) != 1)
 			_exit(127);
-		execvp(argv[optind], argv + optind);
-		exec_failed(argv[optind], ex[1]);
+		execvp(cmd[0], cmd);
+		exec_failed(cmd[0], ex[1]);
 	}
 	close(go[0]);
 	close(ex[1]);
@@ -457,7 +660,7 @@ int et_cmd_record(int argc, char **argv)
 		rings[nr++] = (struct ring){ (int)fd, m, (char *)m + pg, (uint64_t)RING_PAGES * (uint64_t)pg };
 	}
 	if (!rings || write(go[1], "g", 1) != 1) {
-		et_tool_err("cannot start %s", argv[optind]);
+		et_tool_err("cannot start %s", cmd[0]);
 		free(rings);
 		out_drop(t);
 		return ET_EXIT_BAD;

@@ -21,10 +21,10 @@
  */
 #include "tool.h"
 #include "preload.h"
+#include "opts.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +35,8 @@
 enum {
 	OPT_LIB = 1000,
 	OPT_DRY_RUN,
-	OPT_HELP,
+	OPT_V,
+	OPT_JSON,
 	OPT_PROFILE_MISSING,
 	OPT_TABLE = 2000,   /* + index in the option table */
 };
@@ -109,118 +110,195 @@ static void put_word(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-static void help(FILE *f)
+/* A file the library will write (name: the option) whose directory does
+ * not exist: true after one line saying so. */
+static bool dir_missing(const char *name, const char *path)
 {
+	if (!path || !*path)
+		return false;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash || strchr(dir, '%'))     /* %p is the library's to expand */
+		return false;
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	struct stat st;
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return false;
+	et_tool_err("%s %s: directory %s does not exist", name, path, dir);
+	return true;
+}
+
+/* The table of `run`: the library's options (one per variable of its
+ * table, made here at the first call), then the command's own. */
+static struct et_opt lib_opts[ET_OPT__COUNT + 2];
+static char lib_names[ET_OPT__COUNT][40];
+static char lib_help[ET_OPT__COUNT][200];
+static char lib_choices[ET_OPT__COUNT][64];
+
+static const struct et_opt cmd_opts[] = {
+	{ "", 'v', NULL, "one more --verbose level (repeatable; --verbose wins)", OPT_V,
+	  ET_OPTF_NOSYN, 0, 0, NULL, 0 },
+	{ "lib", 0, "PATH", "the libenormoustext.so to preload", OPT_LIB, 0, 0, 0, NULL, ET_COMP_FILE },
+	{ "dry-run", 'n', NULL, "print the environment it would set and the command, run\nnothing",
+	  OPT_DRY_RUN, 0, 0, 0, NULL, 0 },
+	{ "json", 0, NULL,
+	  "with --dry-run: the same as JSON (library, environment,\n"
+	  "command)",
+	  OPT_JSON, 0, 0, 0, NULL, 0 },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const char *dflt(int id, char *buf, size_t cap)
+{
+	if (id != OPT_LIB)
+		return NULL;
+	char lib[PATH_MAX], tried[3 * PATH_MAX];
+	const char *def = et_tool_default_library(lib, sizeof lib, tried, sizeof tried);
+	snprintf(buf, cap, "$ENORMOUSTEXT_LIB, else %s", def ? def : "(none found: give --lib)");
+	return buf;
+}
+
+static struct et_cmd_spec spec = {
+	.name = "run",
+	.forms = { { NULL, "[--] COMMAND [ARGS...]" } },
+	.about = "Run COMMAND with libenormoustext preloaded (put first in LD_PRELOAD) and\n"
+	         "the options below set as the library's environment variables.  COMMAND\n"
+	         "replaces this process (exec), so the exit status is COMMAND's; 127 when it\n"
+	         "is not found, 126 when it cannot be executed.  Variables already in the\n"
+	         "environment stay unless an option sets them.  A file the library reads\n"
+	         "(--profile) must be readable, and the directory of one it writes (--report,\n"
+	         "--record) must exist: both are checked before COMMAND runs.\n",
+	.sections = { { "library options (each sets the variable in brackets; a bad value is a\n"
+	                "usage error, exit 2):",
+	                lib_opts, "[LIBRARY-OPTION VALUE]..." },
+	              { "command options:", cmd_opts } },
+	.dflt = dflt,
+	.operand = ET_COMP_COMMAND,
+	.in_order = true,
+};
+
+/* "auto, file, thp, collapse, hugetlb" -> "auto file thp collapse hugetlb"
+ * for the completion; "" when what it accepts is not such a list. */
+static void choices_of(const char *accepts, char *out, size_t cap)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	for (const char *p = accepts; *p; p++) {
+		if (*p == ',' || *p == ' ') {
+			if (n && out[n - 1] != ' ' && n + 1 < cap)
+				out[n++] = ' ';
+			continue;
+		}
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '+') || n + 1 >= cap) {
+			out[0] = '\0';
+			return;
+		}
+		out[n++] = *p;
+	}
+	out[n] = '\0';
+}
+
+const struct et_cmd_spec *et_cmd_run_spec(void)
+{
+	if (lib_opts[0].name)
+		return &spec;
 	size_t n;
 	const struct et_option_desc *t = et_option_table(&n);
-	char name[40], lib[PATH_MAX], tried[3 * PATH_MAX];
-	fprintf(f,
-	        "usage: enormoustext run [OPTIONS] [--] COMMAND [ARGS...]\n"
-	        "\n"
-	        "Run COMMAND with libenormoustext preloaded (put first in LD_PRELOAD) and\n"
-	        "the options below set as the library's environment variables.  COMMAND\n"
-	        "replaces this process (exec), so the exit status is COMMAND's; 127 when it\n"
-	        "is not found, 126 when it cannot be executed.  Variables already in the\n"
-	        "environment stay unless an option sets them.\n"
-	        "\n"
-	        "library options (each sets the variable in brackets; a bad value is a\n"
-	        "usage error, exit 2):\n");
-	for (size_t i = 0; i < n; i++) {
-		char left[64];
-		long_name(t[i].name, name, sizeof name);
-		snprintf(left, sizeof left, i == ET_OPT_TOP_ONLY ? "--%s[=%s]" : "--%s %s", name,
-		         metavar(t[i].accepts));
-		fprintf(f, "  %-22s [%s] %s\n", left, t[i].name, t[i].help);
-		fprintf(f, "  %-22s accepts %s%s; default %s\n", "", t[i].accepts,
-		        (i == ET_OPT_INCLUDE || i == ET_OPT_EXCLUDE) ? " (repeat to add more)" : "",
-		        t[i].def[0] ? t[i].def : "unset");
+	size_t k = 0;
+	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++) {
+		long_name(t[i].name, lib_names[i], sizeof lib_names[i]);
+		bool repeat = i == ET_OPT_INCLUDE || i == ET_OPT_EXCLUDE;
+		snprintf(lib_help[i], sizeof lib_help[i], "[%s] %s; accepts %s%s; default %s", t[i].name, t[i].help,
+		         t[i].accepts, repeat ? " (repeat to add more)" : "", t[i].def[0] ? t[i].def : "unset");
+		choices_of(t[i].accepts, lib_choices[i], sizeof lib_choices[i]);
+		const char *mv = metavar(t[i].accepts);
+		lib_opts[k++] = (struct et_opt){
+			.name = lib_names[i],
+			.arg = mv,
+			.help = lib_help[i],
+			.id = OPT_TABLE + (int)i,
+			.flags = (i == ET_OPT_TOP_ONLY ? ET_OPTF_OPTVAL : 0u) | (repeat ? ET_OPTF_REPEAT : 0u) |
+			         ET_OPTF_HINTS,
+			.choices = lib_choices[i][0] ? lib_choices[i] : NULL,
+			.comp = !strcmp(mv, "FILE") ? ET_COMP_FILE : ET_COMP_NONE,
+		};
 	}
 	if (!table_has("ENORMOUSTEXT_PROFILE"))
-		fprintf(f, "  %-22s not available: this libenormoustext has no profile support\n"
-		           "  %-22s (no ENORMOUSTEXT_PROFILE variable); using it is an error\n",
-		        "--profile FILE", "");
-	const char *def = et_tool_default_library(lib, sizeof lib, tried, sizeof tried);
-	fprintf(f,
-	        "  %-22s one more --verbose level (repeatable; --verbose wins)\n"
-	        "\n"
-	        "command options:\n"
-	        "  %-22s the libenormoustext.so to preload; default: $ENORMOUSTEXT_LIB, else\n"
-	        "  %-22s %s\n"
-	        "  %-22s print the environment it would set and the command, run nothing\n"
-	        "  %-22s this help\n",
-	        "-v", "--lib PATH", "", def ? def : "(none found: give --lib)", "-n, --dry-run",
-	        "-h, --help");
+		lib_opts[k++] = (struct et_opt){
+			.name = "profile",
+			.arg = "FILE",
+			.help = "not available: this libenormoustext has no profile\n"
+			        "support (no ENORMOUSTEXT_PROFILE variable); using it is\n"
+			        "an error",
+			.id = OPT_PROFILE_MISSING,
+		};
+	lib_opts[k] = (struct et_opt){ .name = NULL };
+	return &spec;
 }
 
 int et_cmd_run(int argc, char **argv)
 {
 	size_t n;
 	const struct et_option_desc *t = et_option_table(&n);
-	struct option lo[ET_OPT__COUNT + 8];
-	static char names[ET_OPT__COUNT][40];
-	size_t k = 0;
-	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++) {
-		long_name(t[i].name, names[i], sizeof names[i]);
-		/* --top-only alone means 1 (a value goes after '=') */
-		lo[k++] = (struct option){ names[i], i == ET_OPT_TOP_ONLY ? optional_argument : required_argument,
-		                           NULL, OPT_TABLE + (int)i };
-	}
-	if (!table_has("ENORMOUSTEXT_PROFILE"))
-		lo[k++] = (struct option){ "profile", required_argument, NULL, OPT_PROFILE_MISSING };
-	lo[k++] = (struct option){ "lib", required_argument, NULL, OPT_LIB };
-	lo[k++] = (struct option){ "dry-run", no_argument, NULL, OPT_DRY_RUN };
-	lo[k++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
-	lo[k++] = (struct option){ NULL, 0, NULL, 0 };
-
 	struct run_ctx c = { .val = { NULL } };
 	const char *lib_opt = NULL;
-	bool dry = false;
+	bool dry = false, json = false;
 	int vcount = 0, rc = ET_EXIT_OK;
-	opterr = 0;
+	struct et_args a;
+	et_args_init(&a, et_cmd_run_spec(), argc, argv);
 	int o;
-	while ((o = getopt_long(argc, argv, "+:vnh", lo, NULL)) != -1) {
-		if (o == 'h' || o == OPT_HELP) {
-			help(stdout);
-			goto out;
-		} else if (o == 'v') {
+	while ((o = et_args_next(&a)) > 0) {
+		if (o == OPT_V) {
 			vcount++;
-		} else if (o == 'n' || o == OPT_DRY_RUN) {
+		} else if (o == OPT_DRY_RUN) {
 			dry = true;
+		} else if (o == OPT_JSON) {
+			json = true;
 		} else if (o == OPT_LIB) {
-			lib_opt = optarg;
+			lib_opt = a.val;
 		} else if (o == OPT_PROFILE_MISSING) {
 			rc = et_tool_usage("option '--profile': this libenormoustext has no profile support yet "
 			                   "(ENORMOUSTEXT_PROFILE is not one of its variables)");
 			goto out;
 		} else if (o >= OPT_TABLE && o < OPT_TABLE + ET_OPT__COUNT) {
 			int id = o - OPT_TABLE;
-			if ((id == ET_OPT_INCLUDE || id == ET_OPT_EXCLUDE) && c.val[id] && *optarg) {
+			const char *v = a.val;
+			if ((id == ET_OPT_INCLUDE || id == ET_OPT_EXCLUDE) && c.val[id] && *v) {
 				/* Repeated glob options add up: one colon-separated list. */
-				size_t len = strlen(c.val[id]) + strlen(optarg) + 2;
+				size_t len = strlen(c.val[id]) + strlen(v) + 2;
 				char *j = malloc(len);
 				if (!j) {
 					et_tool_err("out of memory");
 					rc = ET_EXIT_BAD;
 					goto out;
 				}
-				snprintf(j, len, "%s:%s", c.val[id], optarg);
+				snprintf(j, len, "%s:%s", c.val[id], v);
 				free(c.joined[id]);
 				c.joined[id] = j;
 				c.val[id] = j;
 			} else {
-				c.val[id] = optarg ? optarg : "1";
+				c.val[id] = v ? v : "1";
 			}
-		} else {
-			rc = et_tool_bad_option(o, argv, optind);
-			goto out;
 		}
+	}
+	if (o < 0) {
+		rc = et_args_exit(o);
+		goto out;
 	}
 	char vbuf[2] = { (char)('0' + (vcount > 3 ? 3 : vcount)), '\0' };
 	if (vcount && !c.val[ET_OPT_VERBOSE])
 		c.val[ET_OPT_VERBOSE] = vbuf;
-	if (optind >= argc) {
+	if (!a.nops) {
 		rc = et_tool_usage("no command to run: give it after the options, e.g. "
 		                   "'enormoustext run --verbose 1 -- myprogram'");
+		goto out;
+	}
+	if (json && !dry) {
+		rc = et_tool_usage("--json goes with --dry-run (a command that runs reports nothing here)");
 		goto out;
 	}
 
@@ -233,29 +311,50 @@ int et_cmd_run(int argc, char **argv)
 		rc = et_tool_usage("option '--%s %s' is not valid: it accepts %s", name, c.val[bad], accepts);
 		goto out;
 	}
-	/* The library only says at exit that it could not write the report:
-	 * a directory that does not exist is worth saying now. */
-	if (c.val[ET_OPT_REPORT] && *c.val[ET_OPT_REPORT]) {
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof dir, "%s", c.val[ET_OPT_REPORT]);
-		char *slash = strrchr(dir, '/');
-		if (slash && !strchr(dir, '%')) {   /* %p is the library's to expand */
-			if (slash == dir)
-				slash[1] = '\0';
-			else
-				*slash = '\0';
-			struct stat st;
-			if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-				et_tool_err("--report %s: directory %s does not exist", c.val[ET_OPT_REPORT], dir);
-				rc = ET_EXIT_BAD;
-				goto out;
-			}
+	/* The library only says at exit that it could not write the report
+	 * or the recording, and only with a warning that it could not read the
+	 * profile: worth saying now, before COMMAND runs. */
+	if (dir_missing("--report", c.val[ET_OPT_REPORT]) || dir_missing("--record", c.val[ET_OPT_RECORD])) {
+		rc = ET_EXIT_BAD;
+		goto out;
+	}
+	if (c.val[ET_OPT_PROFILE] && *c.val[ET_OPT_PROFILE]) {
+		const char *pf = c.val[ET_OPT_PROFILE];
+		struct stat st;
+		if (access(pf, R_OK) != 0 || stat(pf, &st) != 0) {
+			et_tool_err("--profile %s: %s", pf, strerror(errno));
+			rc = ET_EXIT_BAD;
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			et_tool_err("--profile %s: not a regular file", pf);
+			rc = ET_EXIT_BAD;
+			goto out;
 		}
 	}
 
 	char *preload = et_tool_preload(lib_opt);
 	if (!preload) {
 		rc = ET_EXIT_BAD;
+		goto out;
+	}
+	if (dry && json) {
+		struct et_json j;
+		et_json_init(&j, stdout);
+		et_json_obj(&j, NULL);
+		et_json_obj(&j, "environment");
+		et_json_str(&j, "LD_PRELOAD", preload);
+		for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++)
+			if (c.val[i])
+				et_json_str(&j, t[i].name, c.val[i]);
+		et_json_obj_end(&j);
+		et_json_arr(&j, "command");
+		for (int i = 0; i < a.nops; i++)
+			et_json_str(&j, NULL, a.ops[i]);
+		et_json_arr_end(&j);
+		et_json_obj_end(&j);
+		et_json_end(&j);
+		free(preload);
 		goto out;
 	}
 	if (dry) {
@@ -270,9 +369,9 @@ int et_cmd_run(int argc, char **argv)
 			putchar('\n');
 		}
 		printf("exec");
-		for (int i = optind; i < argc; i++) {
+		for (int i = 0; i < a.nops; i++) {
 			putchar(' ');
-			put_word(stdout, argv[i]);
+			put_word(stdout, a.ops[i]);
 		}
 		putchar('\n');
 		free(preload);
@@ -293,9 +392,9 @@ int et_cmd_run(int argc, char **argv)
 		}
 	}
 	fflush(stdout);
-	execvp(argv[optind], argv + optind);
+	execvp(a.ops[0], a.ops);
 	int e = errno;
-	et_tool_err("%s: %s", argv[optind], e == ENOENT ? "command not found" : strerror(e));
+	et_tool_err("%s: %s", a.ops[0], e == ENOENT ? "command not found" : strerror(e));
 	rc = e == ENOENT ? 127 : 126;
 out:
 	for (int i = 0; i < ET_OPT__COUNT; i++)

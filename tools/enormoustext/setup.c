@@ -38,10 +38,11 @@
  * marker.
  */
 #include "tool.h"
+#include "opts.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -64,16 +65,8 @@ struct write_op {
 	char was[64];          /* its value before this run */
 };
 
-static const char *const thp_modes[] = { "always", "madvise", "never", NULL };
-static const char *const defrag_modes[] = { "always", "defer", "defer+madvise", "madvise", "never", NULL };
-
-static bool one_of(const char *v, const char *const *list)
-{
-	for (; *list; list++)
-		if (!strcmp(v, *list))
-			return true;
-	return false;
-}
+/* --json: the report goes here instead of the lines (NULL: the lines). */
+static struct et_json *J;
 
 static void current(const struct write_op *w, char *out, size_t cap)
 {
@@ -392,7 +385,26 @@ static void restore_args(const struct entry *e, const char *key, char *out, size
 	}
 }
 
-static int undo(struct conf *cs, size_t nc, bool dry)
+/* The settings of c as JSON members of the current object. */
+static void conf_json(const struct conf *c)
+{
+	et_json_arr(J, "settings");
+	for (size_t k = 0; k < c->n; k++) {
+		et_json_obj_flat(J, NULL);
+		et_json_str(J, "key", c->tmpfiles ? short_key(c->e[k].key) : c->e[k].key);
+		et_json_str(J, "value", c->e[k].value);
+		if (c->e[k].was[0])
+			et_json_str(J, "was", c->e[k].was);
+		else
+			et_json_null(J, "was");
+		et_json_obj_end(J);
+	}
+	et_json_arr_end(J);
+}
+
+/* root: the --root given ("/" for none): the commands it prints to put the
+ * settings back name it too, or they would change this system's. */
+static int undo(struct conf *cs, size_t nc, bool dry, const char *root, bool real)
 {
 	/* the commands that put back the "# was" values: THP settings in the
 	 * first, each pool in one of its own */
@@ -400,19 +412,38 @@ static int undo(struct conf *cs, size_t nc, bool dry)
 	size_t nr = 1;
 	restore[0][0] = '\0';
 	bool any = false;
+	if (J)
+		et_json_arr(J, "files");
 	for (size_t i = 0; i < nc; i++) {
 		struct conf *c = &cs[i];
 		if (!c->exists)
 			continue;
 		if (!c->ours) {
-			printf("left alone %s: not written by enormoustext setup (%s)\n", c->path, c->foreign);
+			if (J) {
+				et_json_obj(J, NULL);
+				et_json_str(J, "path", c->path);
+				et_json_str(J, "action", "left alone");
+				et_json_str(J, "reason", c->foreign);
+				et_json_obj_end(J);
+			} else {
+				printf("left alone %s: not written by enormoustext setup (%s)\n", c->path, c->foreign);
+			}
 			continue;
 		}
 		any = true;
-		printf("%s %s (it set", dry ? "would remove" : "remove", c->path);
+		if (J) {
+			et_json_obj(J, NULL);
+			et_json_str(J, "path", c->path);
+			et_json_str(J, "action", dry ? "would remove" : "remove");
+			conf_json(c);
+			et_json_obj_end(J);
+		} else {
+			printf("%s %s (it set", dry ? "would remove" : "remove", c->path);
+		}
 		for (size_t k = 0; k < c->n; k++) {
 			const char *key = c->tmpfiles ? short_key(c->e[k].key) : c->e[k].key;
-			printf("%s %s %s", k ? "," : "", key, c->e[k].value);
+			if (!J)
+				printf("%s %s %s", k ? "," : "", key, c->e[k].value);
 			char arg[200];
 			bool pool;
 			restore_args(&c->e[k], key, arg, sizeof arg, &pool);
@@ -424,149 +455,300 @@ static int undo(struct conf *cs, size_t nc, bool dry)
 				snprintf(restore[0] + strlen(restore[0]), sizeof restore[0] - strlen(restore[0]),
 				         "%s", arg);
 		}
-		printf("%s)\n", c->n ? "" : " nothing");
+		if (!J)
+			printf("%s)\n", c->n ? "" : " nothing");
 		fflush(stdout);
 		if (!dry && (unlink(c->path) != 0 || sync_dir_of(c->path) != 0)) {
 			et_tool_err("%s: cannot remove it: %s", c->path, strerror(errno));
+			if (J) {
+				et_json_arr_end(J);
+				et_json_obj_end(J);
+				et_json_end(J);
+			}
 			return ET_EXIT_BAD;
 		}
 	}
+	if (J)
+		et_json_arr_end(J);
 	if (!any) {
-		printf("nothing to undo: no %s or %s written by enormoustext setup --persist\n",
-		       cs[0].path, cs[1].path);
+		if (J)
+			et_json_arr(J, "restore");
+		else
+			printf("nothing to undo: no %s or %s written by enormoustext setup --persist\n",
+			       cs[0].path, cs[1].path);
 		return ET_EXIT_OK;
 	}
 	bool have = false;
 	for (size_t i = 0; i < nr; i++)
 		have |= restore[i][0] != '\0';
-	printf("the running settings are unchanged%s\n", have ? "; to put back what they were "
-	       "before --persist:" : " (no earlier values recorded)");
-	for (size_t i = 0; i < nr; i++)
-		if (restore[i][0])
-			printf("  enormoustext setup%s\n", restore[i]);
+	char rootarg[PATH_MAX + 16] = "";
+	if (!real)
+		snprintf(rootarg, sizeof rootarg, " --root %s", root);
+	if (J) {
+		et_json_arr(J, "restore");
+	} else {
+		printf("the running settings are unchanged%s\n", have ? "; to put back what they were "
+		       "before --persist:" : " (no earlier values recorded)");
+	}
+	for (size_t i = 0; i < nr; i++) {
+		if (!restore[i][0])
+			continue;
+		if (J) {
+			char cmd[PATH_MAX + 320];
+			snprintf(cmd, sizeof cmd, "enormoustext setup%s%s", rootarg, restore[i]);
+			et_json_str(J, NULL, cmd);
+		} else {
+			printf("  enormoustext setup%s%s\n", rootarg, restore[i]);
+		}
+	}
 	return ET_EXIT_OK;
 }
 
-static void help(FILE *f)
+/* ------------------------------------------------------ boot order */
+
+/* The directories systemd-sysctl (and `sysctl --system`) and
+ * systemd-tmpfiles read, most important first: of two files with one name
+ * the first directory's is read, the others' ignored; the files are then
+ * applied in the order of their names. */
+static const char *const sysctl_dirs[] = { "/etc/sysctl.d", "/run/sysctl.d", "/usr/local/lib/sysctl.d",
+	                                   "/usr/lib/sysctl.d", "/lib/sysctl.d", NULL };
+static const char *const tmpfiles_dirs[] = { "/etc/tmpfiles.d", "/run/tmpfiles.d", "/usr/local/lib/tmpfiles.d",
+	                                     "/usr/lib/tmpfiles.d", "/lib/tmpfiles.d", NULL };
+
+/* Whether the text of a sysctl file sets key (a "key = value" line, the key
+ * with dots or slashes), or a tmpfiles.d file writes path (a `w` line);
+ * the value into val. */
+static bool sets_key(const char *text, const char *key, bool tmpfiles, char *val, size_t cap)
 {
-	fprintf(f,
-	        "usage: enormoustext setup [--thp MODE] [--defrag MODE]\n"
-	        "                          [--hugetlb SIZE | --hugetlb-pages N] [--hugetlb-size SIZE]\n"
-	        "                          [--force] [--persist | --undo] [--dry-run] [--root DIR]\n"
-	        "\n"
-	        "Change the settings huge text depends on (root only).  Every write is printed\n"
-	        "(\"write FILE: VALUE (was OLD)\") before it is made and read back after it.\n"
-	        "\n"
-	        "options:\n"
-	        "  --thp MODE           " THP_DIR "/enabled: always, madvise or never\n"
-	        "  --defrag MODE        " THP_DIR "/defrag: always, defer, defer+madvise,\n"
-	        "                       madvise or never\n"
-	        "  --hugetlb SIZE       size of the hugetlb pool in bytes (K/M/G: 1G, 512M, 2048K),\n"
-	        "                       a multiple of its page size; 0 empties it\n"
-	        "  --hugetlb-pages N    size of the hugetlb pool, in pages:\n"
-	        "                       /sys/kernel/mm/hugepages/hugepages-<SIZE in kB>/nr_hugepages;\n"
-	        "                       fewer pages than asked (fragmented memory) is an error\n"
-	        "  --hugetlb-size SIZE  the pool's page size (default: the PMD size; K/M/G)\n"
-	        "  --force              a pool of more than %d%% of MemTotal (refused without it;\n"
-	        "                       above %d%% a warning)\n"
-	        "  --persist            also keep these settings across reboots: THP enabled and\n"
-	        "                       defrag in " TMPFILES_REL " (systemd-tmpfiles),\n"
-	        "                       the pool in " SYSCTL_REL " (vm.nr_hugepages;\n"
-	        "                       a pool of another page size goes to the tmpfiles.d file);\n"
-	        "                       settings persisted before and not given now stay; a file\n"
-	        "                       there that this command did not write is never replaced\n"
-	        "  --undo               remove those two files, only where this command wrote them\n"
-	        "                       (their first line says so), and say what they set; the\n"
-	        "                       running settings are NOT changed (it prints the command\n"
-	        "                       that puts back what they were before --persist); with\n"
-	        "                       --thp/--defrag/--hugetlb those are written now too\n"
-	        "  -n, --dry-run        print the writes and the files, make none (needs no root)\n"
-	        "  --root DIR           work under DIR instead of / (sysfs and /etc: for tests and\n"
-	        "                       building images; needs no root); MemTotal from\n"
-	        "                       DIR/proc/meminfo when there is one\n"
-	        "  -h, --help           this help\n"
-	        "\n"
-	        "Exit status: 0; 1 not root, a write failed or did not take, a pool size that is not\n"
+	bool found = false;
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		while (*l == ' ' || *l == '\t' || *l == '-')
+			l++;
+		if (*l == '#' || *l == ';')
+			continue;
+		char k[256], v[64];
+		if (tmpfiles) {
+			if (sscanf(l, "w%*[+-!=~]%*[ \t]%255s %*s %*s %*s %*s %63s", k, v) == 2 ||
+			    sscanf(l, "w %255s %*s %*s %*s %*s %63s", k, v) == 2) {
+				if (!strcmp(k, key)) {
+					snprintf(val, cap, "%s", v);
+					found = true;
+				}
+			}
+			continue;
+		}
+		if (sscanf(l, "%255[^= \t] = %63s", k, v) != 2 && sscanf(l, "%255[^= \t]=%63s", k, v) != 2)
+			continue;
+		for (char *p = k; *p; p++)
+			if (*p == '/')
+				*p = '.';
+		if (!strcmp(k, key)) {
+			snprintf(val, cap, "%s", v);
+			found = true;     /* the last one counts */
+		}
+	}
+	return found;
+}
+
+/* Files that systemd reads at boot and that set what ours (c) sets, read
+ * after it (sysctl: a later name wins) or before it (tmpfiles.d: for one
+ * path, the first name wins): a warning for each, naming it.  How many. */
+static size_t overridden(const struct conf *c, const char *root, bool real)
+{
+	const char *const *dirs = c->tmpfiles ? tmpfiles_dirs : sysctl_dirs;
+	const char *ours = strrchr(c->rel, '/') + 1;
+	size_t warned = 0;
+	for (size_t d = 0; dirs[d]; d++) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s%s", real ? "" : root, dirs[d]);
+		DIR *dh = opendir(dir);
+		if (!dh)
+			continue;
+		for (struct dirent *e; (e = readdir(dh));) {
+			size_t l = strlen(e->d_name);
+			if (l < 6 || strcmp(e->d_name + l - 5, ".conf") || !strcmp(e->d_name, ours))
+				continue;
+			int cmp = strcmp(e->d_name, ours);
+			if (c->tmpfiles ? cmp > 0 : cmp < 0)
+				continue;
+			/* a file of the same name in a directory read first hides it */
+			bool hidden = false;
+			for (size_t d2 = 0; d2 < d && !hidden; d2++) {
+				char other[PATH_MAX + 256];
+				struct stat st;
+				snprintf(other, sizeof other, "%s%s/%s", real ? "" : root, dirs[d2], e->d_name);
+				hidden = stat(other, &st) == 0;
+			}
+			if (hidden)
+				continue;
+			char path[PATH_MAX + 256], buf[65536], val[64];
+			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+			if (et_read_file(path, buf, sizeof buf) < 0)
+				continue;
+			for (size_t i = 0; i < c->n; i++) {
+				if (!sets_key(buf, c->e[i].key, c->tmpfiles, val, sizeof val))
+					continue;
+				et_tool_err("warning: %s sets %s = %s too and %s: at boot %s wins over %s; take "
+				            "the line out of it (or make it %s)", path,
+				            c->tmpfiles ? short_key(c->e[i].key) : c->e[i].key, val,
+				            c->tmpfiles ? "is read before ours" : "is read after ours", val, c->e[i].value,
+				            c->e[i].value);
+				warned++;
+			}
+		}
+		closedir(dh);
+	}
+	if (!c->tmpfiles) {
+		/* /etc/sysctl.conf: `sysctl --system` reads it last of all */
+		char path[PATH_MAX], buf[65536], val[64];
+		snprintf(path, sizeof path, "%s/etc/sysctl.conf", real ? "" : root);
+		struct stat st;
+		if (lstat(path, &st) == 0 && !S_ISLNK(st.st_mode) && et_read_file(path, buf, sizeof buf) >= 0)
+			for (size_t i = 0; i < c->n; i++)
+				if (sets_key(buf, c->e[i].key, false, val, sizeof val)) {
+					et_tool_err("warning: %s sets %s = %s too and `sysctl --system` reads it after "
+					            "ours: it wins over %s there; take the line out of it (or make it %s)",
+					            path, c->e[i].key, val, c->e[i].value, c->e[i].value);
+					warned++;
+				}
+	}
+	return warned;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+enum { O_THP = 1, O_DEFRAG, O_HUGETLB, O_HUGETLB_PAGES, O_HUGETLB_SIZE, O_FORCE, O_PERSIST, O_UNDO, O_DRY_RUN,
+       O_ROOT, O_JSON };
+
+static const struct et_opt options[] = {
+	{ "thp", 0, "MODE", THP_DIR "/enabled", O_THP, 0, 0, 0, "always madvise never", 0 },
+	{ "defrag", 0, "MODE", THP_DIR "/defrag", O_DEFRAG, 0, 0, 0,
+	  "always defer defer+madvise madvise never", 0 },
+	{ "hugetlb", 0, "SIZE",
+	  "size of the hugetlb pool in bytes (K/M/G: 1G, 512M,\n"
+	  "2048K), a multiple of its page size; 0 empties it",
+	  O_HUGETLB, 0, 1, 0, NULL, ET_COMP_NONE },
+	{ "hugetlb-pages", 0, "N",
+	  "size of the hugetlb pool, in pages: /sys/kernel/mm/\n"
+	  "hugepages/hugepages-<SIZE in kB>/nr_hugepages; fewer\n"
+	  "pages than asked (fragmented memory) is an error",
+	  O_HUGETLB_PAGES, 0, 1, 0, NULL, ET_COMP_NONE },
+	{ "hugetlb-size", 0, "SIZE", "the pool's page size (default: the PMD size; K/M/G)", O_HUGETLB_SIZE, 0, 0,
+	  0, NULL, ET_COMP_NONE },
+	{ "force", 0, NULL,
+	  "a pool of more than " STR(POOL_REFUSE_PCT) "% of MemTotal (refused without\n"
+	  "it; above " STR(POOL_WARN_PCT) "% a warning)",
+	  O_FORCE, 0, 0, 0, NULL, 0 },
+	{ "persist", 0, NULL,
+	  "also keep these settings across reboots: THP enabled\n"
+	  "and defrag in " TMPFILES_REL "\n"
+	  "(systemd-tmpfiles), the pool in\n"
+	  SYSCTL_REL " (vm.nr_hugepages;\n"
+	  "a pool of another page size goes to the tmpfiles.d\n"
+	  "file); settings persisted before and not given now\n"
+	  "stay; a file there that this command did not write is\n"
+	  "never replaced; a file of /etc/sysctl.d, /run/sysctl.d\n"
+	  "or /usr/lib/sysctl.d read after ours that sets\n"
+	  "vm.nr_hugepages too wins at boot: a warning names it",
+	  O_PERSIST, 0, 2, 0, NULL, 0 },
+	{ "undo", 0, NULL,
+	  "remove those two files, only where this command wrote\n"
+	  "them (their first line says so), and say what they\n"
+	  "set; the running settings are NOT changed (it prints\n"
+	  "the command that puts back what they were before\n"
+	  "--persist, with --root DIR when one was given); with\n"
+	  "--thp/--defrag/--hugetlb those are written now too",
+	  O_UNDO, 0, 2, 0, NULL, 0 },
+	{ "dry-run", 'n', NULL, "print the writes and the files, make none (needs no root)", O_DRY_RUN, 0, 0, 0,
+	  NULL, 0 },
+	{ "root", 0, "DIR",
+	  "work under DIR instead of / (sysfs and /etc: for tests\n"
+	  "and building images; needs no root); MemTotal from\n"
+	  "DIR/proc/meminfo when there is one",
+	  O_ROOT, 0, 0, 0, NULL, ET_COMP_DIR },
+	{ "json", 0, NULL,
+	  "JSON on stdout instead of the lines: dry_run, root,\n"
+	  "writes (path, value, was), files (path, action,\n"
+	  "settings), restore (the commands --undo prints),\n"
+	  "warnings",
+	  O_JSON, 0, 0, 0, NULL, 0 },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_cmd_spec spec = {
+	.name = "setup",
+	.about = "Change the settings huge text depends on (root only).  Every write is printed\n"
+	         "(\"write FILE: VALUE (was OLD)\") before it is made and read back after it.\n",
+	.sections = { { NULL, options } },
+	.tail = "Exit status: 0; 1 not root, a write failed or did not take, a pool size that is not\n"
 	        "a multiple of its page size or too large, a file there that this command did not\n"
 	        "write; 2 usage error.  Nothing is written before every check has passed; a sysfs\n"
-	        "write that fails leaves the files as they were.\n", POOL_REFUSE_PCT, POOL_WARN_PCT);
+	        "write that fails leaves the files as they were.\n",
+};
+
+const struct et_cmd_spec *et_cmd_setup_spec(void)
+{
+	return &spec;
 }
 
 int et_cmd_setup(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "thp", required_argument, NULL, 't' },
-		{ "defrag", required_argument, NULL, 'd' },
-		{ "hugetlb", required_argument, NULL, 'b' },
-		{ "hugetlb-pages", required_argument, NULL, 'p' },
-		{ "hugetlb-size", required_argument, NULL, 's' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "persist", no_argument, NULL, 'P' },
-		{ "undo", no_argument, NULL, 'U' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "root", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *thp = NULL, *defrag = NULL, *pages = NULL, *bytes_arg = NULL, *root = "/";
 	uint64_t hsize = 0, npages = 0, pool_bytes = 0;
-	bool dry = false, force = false, persist = false, undo_it = false;
-	opterr = 0;
+	bool dry = false, force = false, persist = false, undo_it = false, json = false;
+	struct et_args a;
+	et_args_init(&a, &spec, argc, argv);
 	int c;
-	while ((c = getopt_long(argc, argv, ":nh", lo, NULL)) != -1) {
+	while ((c = et_args_next(&a)) > 0) {
 		switch (c) {
-		case 't':
-			if (!one_of(optarg, thp_modes))
-				return et_tool_usage("--thp %s: give always, madvise or never", optarg);
-			thp = optarg;
+		case O_THP:
+			thp = a.val;
 			break;
-		case 'd':
-			if (!one_of(optarg, defrag_modes))
-				return et_tool_usage("--defrag %s: give always, defer, defer+madvise, madvise "
-				                     "or never", optarg);
-			defrag = optarg;
+		case O_DEFRAG:
+			defrag = a.val;
 			break;
-		case 'b':
-			if (et_parse_size(optarg, &pool_bytes))
+		case O_HUGETLB:
+			if (et_parse_size(a.val, &pool_bytes))
 				return et_tool_usage("--hugetlb %s: give a size in bytes with K/M/G (e.g. 1G, "
-				                     "512M)", optarg);
-			bytes_arg = optarg;
+				                     "512M)", a.val);
+			bytes_arg = a.val;
 			break;
-		case 'p':
-			if (et_tool_parse_u64(optarg, &npages) || npages > LONG_MAX)
+		case O_HUGETLB_PAGES:
+			if (et_tool_parse_u64(a.val, &npages) || npages > LONG_MAX)
 				return et_tool_usage("--hugetlb-pages %s: give a number of pages (0 or more)",
-				                     optarg);
-			pages = optarg;
+				                     a.val);
+			pages = a.val;
 			break;
-		case 's':
-			if (et_parse_size(optarg, &hsize) || hsize < 4096 || (hsize & (hsize - 1)))
+		case O_HUGETLB_SIZE:
+			if (et_parse_size(a.val, &hsize) || hsize < 4096 || (hsize & (hsize - 1)))
 				return et_tool_usage("--hugetlb-size %s: give a page size such as 2M or 1G",
-				                     optarg);
+				                     a.val);
 			break;
-		case 'f':
+		case O_FORCE:
 			force = true;
 			break;
-		case 'P':
+		case O_PERSIST:
 			persist = true;
 			break;
-		case 'U':
+		case O_UNDO:
 			undo_it = true;
 			break;
-		case 'n':
+		case O_DRY_RUN:
 			dry = true;
 			break;
-		case 'r':
-			root = optarg;
+		case O_ROOT:
+			root = a.val;
 			break;
-		case 'h':
-			help(stdout);
-			return ET_EXIT_OK;
-		default:
-			return et_tool_bad_option(c, argv, optind);
+		case O_JSON:
+			json = true;
+			break;
 		}
 	}
-	if (optind < argc)
-		return et_tool_usage("unexpected argument '%s'", argv[optind]);
+	if (c < 0)
+		return et_args_exit(c);
+	if (a.nops)
+		return et_tool_usage("unexpected argument '%s'", a.ops[0]);
 	if (pages && bytes_arg)
 		return et_tool_usage("give --hugetlb SIZE or --hugetlb-pages N, not both");
 	if (hsize && !pages && !bytes_arg)
@@ -681,41 +863,77 @@ int et_cmd_setup(int argc, char **argv)
 		            "--dry-run", n ? ops[0].path : cs[0].path);
 		return ET_EXIT_BAD;
 	}
-	for (size_t i = 0; i < n; i++) {
-		printf("%s %s: %s (was %s)\n", dry ? "would write" : "write", ops[i].shown, ops[i].value,
-		       ops[i].was);
+	struct et_json j;
+	if (json) {
+		J = &j;
+		et_json_init(&j, stdout);
+		et_json_obj(&j, NULL);
+		et_json_bool(&j, "dry_run", dry);
+		et_json_str(&j, "root", root);
+		et_json_arr(&j, "writes");
+	}
+	int rc = ET_EXIT_OK;
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (J) {
+			et_json_obj_flat(J, NULL);
+			et_json_str(J, "path", ops[i].shown);
+			et_json_str(J, "value", ops[i].value);
+			et_json_str(J, "was", ops[i].was);
+			et_json_obj_end(J);
+		} else {
+			printf("%s %s: %s (was %s)\n", dry ? "would write" : "write", ops[i].shown, ops[i].value,
+			       ops[i].was);
+		}
 		fflush(stdout);
 		if (!dry) {
-			int rc = do_write(&ops[i]);
-			if (rc) {
-				if (persist)
-					et_tool_err("nothing persisted: %s and %s are as they were", cs[0].path,
-					            cs[1].path);
-				return rc;
+			rc = do_write(&ops[i]);
+			if (rc && persist)
+				et_tool_err("nothing persisted: %s and %s are as they were", cs[0].path, cs[1].path);
+		}
+	}
+	if (J)
+		et_json_arr_end(J);
+	if (undo_it && !rc) {
+		rc = undo(cs, 2, dry, root, real);
+		if (J && !rc)
+			et_json_arr_end(J);   /* restore */
+	} else if (persist && !rc) {
+		if (J)
+			et_json_arr(J, "files");
+		for (size_t i = 0; i < 2 && !rc; i++) {
+			if (!cs[i].touched)
+				continue;
+			if (J) {
+				et_json_obj(J, NULL);
+				et_json_str(J, "path", cs[i].path);
+				et_json_str(J, "action", dry ? "would write" : "write");
+				et_json_str(J, "applied_by", cs[i].tmpfiles ? "systemd-tmpfiles" : "systemd-sysctl");
+				conf_json(&cs[i]);
+				et_json_obj_end(J);
+			} else {
+				printf("%s %s (%s at boot):\n", dry ? "would write" : "write", cs[i].path,
+				       cs[i].tmpfiles ? "systemd-tmpfiles applies it" : "systemd-sysctl applies it");
+				for (const char *l = cs[i].text; *l;) {
+					const char *e = strchr(l, '\n');
+					size_t len = e ? (size_t)(e - l) : strlen(l);
+					printf("    %.*s\n", (int)len, l);
+					l += len + (e != NULL);
+				}
 			}
+			fflush(stdout);
+			if (!dry)
+				rc = conf_write(&cs[i], root, real);
+			/* another file that systemd reads at boot may set the same */
+			if (!rc)
+				overridden(&cs[i], root, real);
 		}
+		if (J)
+			et_json_arr_end(J);
 	}
-	if (undo_it)
-		return undo(cs, 2, dry);
-	if (!persist)
-		return ET_EXIT_OK;
-	for (size_t i = 0; i < 2; i++) {
-		if (!cs[i].touched)
-			continue;
-		printf("%s %s (%s at boot):\n", dry ? "would write" : "write", cs[i].path,
-		       cs[i].tmpfiles ? "systemd-tmpfiles applies it" : "systemd-sysctl applies it");
-		for (const char *l = cs[i].text; *l;) {
-			const char *e = strchr(l, '\n');
-			size_t len = e ? (size_t)(e - l) : strlen(l);
-			printf("    %.*s\n", (int)len, l);
-			l += len + (e != NULL);
-		}
-		fflush(stdout);
-		if (!dry) {
-			int rc = conf_write(&cs[i], root, real);
-			if (rc)
-				return rc;
-		}
+	if (J) {
+		et_json_obj_end(J);
+		et_json_end(J);
+		J = NULL;
 	}
-	return ET_EXIT_OK;
+	return rc;
 }

@@ -1,6 +1,6 @@
 /*
- * tools/enormoustext/stat.c — `enormoustext stat [--json | --prometheus]
- * [--summary] [-o FILE] [--proc DIR] (--all | PID...)`: how much of each process's text is on huge
+ * tools/enormoustext/stat.c — `enormoustext stat PID...` or `stat --all`
+ * (options: the table below): how much of each process's text is on huge
  * pages, per mapped object, from /proc/PID/smaps (parsed by the library's
  * own smaps reader).
  *
@@ -32,10 +32,10 @@
  * Never: changes the processes it looks at.
  */
 #include "tool.h"
+#include "opts.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,47 +281,13 @@ static void proc_free(struct sproc *p)
 	p->objs = NULL;
 }
 
-/* Whether this process has CAP_SYS_PTRACE in its effective set (what lets
- * root read another user's smaps), from /proc/self/status. */
-static bool have_cap_sys_ptrace(void)
-{
-	char line[256];
-	bool cap = false;
-	FILE *f = fopen("/proc/self/status", "r");
-	while (f && fgets(line, sizeof line, f)) {
-		unsigned long long eff;
-		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-			cap = (eff >> 19) & 1;          /* CAP_SYS_PTRACE */
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return cap;
-}
-
-/* Why smaps could not be read, after "permission denied": a user is told
- * to be root or the owner; root is told what refused it, since being root
- * was not enough. */
-static const char *denied_why(void)
-{
-	if (geteuid() != 0)
-		return "the process belongs to another user: run as root or as its owner";
-	if (!have_cap_sys_ptrace())
-		return "root without CAP_SYS_PTRACE, as in a container, reads only its own user's "
-		       "processes: run with CAP_SYS_PTRACE or as the process's owner";
-	return "refused even to root with CAP_SYS_PTRACE: the kernel's ptrace access check "
-	       "(a security module such as SELinux or AppArmor, Yama's kernel.yama.ptrace_scope) "
-	       "or hidepid= on the proc mount";
-}
-
 static void report_error(const char *proc, long pid, int err)
 {
 	if (err == -ENOENT)
 		et_tool_err("PID %ld: no such process", pid);
 	else if (err == -EACCES || err == -EPERM)
 		et_tool_err("PID %ld: permission denied reading %s/%ld/smaps (%s)", pid, proc, pid,
-		            denied_why());
+		            et_tool_denied_why());
 	else if (err == -ENOMEM)
 		et_tool_err("PID %ld: out of memory", pid);
 	else
@@ -695,12 +661,60 @@ static void pm_write(FILE *f, const struct pm_set *set, const struct stat_opts *
 	}
 }
 
-static void help(FILE *f)
-{
-	fprintf(f,
-	        "usage: enormoustext stat [--json | --prometheus] [--summary] [-o FILE] [--proc DIR] PID...\n"
-	        "       enormoustext stat [--json | --prometheus] [--summary] [-o FILE] [--proc DIR] --all\n"
-	        "\n"
+enum { O_JSON = 1, O_PROMETHEUS, O_SUMMARY, O_ALL, O_OUTPUT, O_PROC };
+
+static const struct et_opt options[] = {
+	{ "json", 0, NULL,
+	  "JSON: one object per PID (a list when several, or\n"
+	  "with --all), with pid, command, text_bytes,\n"
+	  "huge_bytes, huge_by_kind and objects (path, kind,\n"
+	  "text_bytes, huge_bytes, huge_by_kind,\n"
+	  "copied_text_bytes, mappings); sizes in bytes; with\n"
+	  "--all, the processes that could not be read are\n"
+	  "named on stderr",
+	  O_JSON, 0, 1, 0, NULL, 0 },
+	{ "prometheus", 0, NULL,
+	  "Prometheus text format 0.0.4, for node_exporter's\n"
+	  "textfile collector: per process (labels pid, comm)\n"
+	  "and per object of at least one huge page of text\n"
+	  "(labels pid, comm, object: its path) text, copied and\n"
+	  "huge bytes (label kind), and the host's THP modes,\n"
+	  "hugetlb pools and /proc/vmstat huge-page counters\n"
+	  "(names and meanings: each family's # HELP line);\n"
+	  "processes that cannot be read are counted in\n"
+	  "enormoustext_processes_unreadable and named on\n"
+	  "stderr only when given as PIDs",
+	  O_PROMETHEUS, 0, 1, 0, NULL, 0 },
+	{ "summary", 's', NULL,
+	  "one line per process; with --json, each process\n"
+	  "without its objects (pid, command, text_bytes,\n"
+	  "huge_bytes, huge_by_kind); with --prometheus, no\n"
+	  "per-object metrics",
+	  O_SUMMARY, 0, 0, 0, NULL, 0 },
+	{ "output", 'o', "FILE",
+	  "write FILE instead of standard output: beside it and\n"
+	  "renamed in (a reader never sees half of it; a bad\n"
+	  "FILE is refused before any process is read); a new\n"
+	  "FILE is 0644 less the umask, for node_exporter\n"
+	  "(another user) to read",
+	  O_OUTPUT, ET_OPTF_SHORT, 0, 0, NULL, ET_COMP_FILE },
+	{ "proc", 0, "DIR",
+	  "read DIR/PID/smaps and DIR/PID/comm (and, with\n"
+	  "--prometheus, DIR/vmstat) instead of /proc (a copy)",
+	  O_PROC, 0, 0, 0, NULL, ET_COMP_DIR },
+	{ "all", 'a', NULL,
+	  "every process that can be read (not this one;\n"
+	  "processes without text, such as kernel threads, are\n"
+	  "left out; those that cannot be read are named, by\n"
+	  "PID, in one line on stderr)",
+	  O_ALL, ET_OPTF_REQUIRED, 0, 2, NULL, 0 },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_cmd_spec spec = {
+	.name = "stat",
+	.forms = { { NULL, "PID..." }, { NULL, NULL } },
+	.about =
 	        "How much of each process's text (its executable mappings) is on huge pages,\n"
 	        "per mapped object, split by kind, from /proc/PID/smaps:\n"
 	        "  anon     AnonHugePages   anonymous copies (libenormoustext's thp and collapse)\n"
@@ -710,69 +724,38 @@ static void help(FILE *f)
 	        "An anonymous executable mapping lying between two mappings of the same file\n"
 	        "is that file's text moved by the library and counts for it (\"anonymous\n"
 	        "copies\"); other anonymous executable memory (and a memfd's) is JIT code,\n"
-	        "kind jit, listed as [anonymous] (or the memfd's name).\n"
-	        "\n"
-	        "options:\n"
-	        "  --json        JSON: one object per PID (a list when several, or with --all),\n"
-	        "                with pid, command, text_bytes, huge_bytes, huge_by_kind and\n"
-	        "                objects (path, kind, text_bytes, huge_bytes, huge_by_kind,\n"
-	        "                copied_text_bytes, mappings); sizes in bytes\n"
-	        "  --prometheus  Prometheus text format 0.0.4, for node_exporter's textfile\n"
-	        "                collector: per process (labels pid, comm) and per object of at\n"
-	        "                least one huge page of text (labels pid, comm, object: its path)\n"
-	        "                text, copied and huge bytes (label kind), and the host's THP\n"
-	        "                modes, hugetlb pools and /proc/vmstat huge-page counters\n"
-	        "                (names and meanings: each family's # HELP line); processes that\n"
-	        "                cannot be read are counted in enormoustext_processes_unreadable\n"
-	        "                and named on stderr only when given as PIDs\n"
-	        "  -s, --summary one line per process; with --json, each process without\n"
-	        "                its objects (pid, command, text_bytes, huge_bytes,\n"
-	        "                huge_by_kind); with --prometheus, no per-object metrics\n"
-	        "  -a, --all     every process that can be read (not this one; processes\n"
-	        "                without text, such as kernel threads, are left out; those that\n"
-	        "                cannot be read are counted in one line on stderr)\n"
-	        "  -o, --output FILE  write FILE instead of standard output: beside it and\n"
-	        "                renamed in (a reader never sees half of it; a bad FILE is\n"
-	        "                refused before any process is read); a new FILE is 0644\n"
-	        "                less the umask, for node_exporter (another user) to read\n"
-	        "  --proc DIR    read DIR/PID/smaps and DIR/PID/comm (and, with --prometheus,\n"
-	        "                DIR/vmstat) instead of /proc (a copy)\n"
-	        "  -h, --help    this help\n"
-	        "\n"
-	        "Exit status: 0; 1 when a PID does not exist or cannot be read (the others are\n"
-	        "still shown), or FILE cannot be written; 2 usage error.\n");
+	        "kind jit, listed as [anonymous] (or the memfd's name).  A kernel thread has\n"
+	        "no text of its own: given as a PID, it is an error that says so.\n",
+	.sections = { { NULL, options } },
+	.tail = "Exit status: 0; 1 when a PID does not exist, cannot be read or is a kernel\n"
+	        "thread (the others are still shown), or FILE cannot be written; 2 usage error.\n",
+	.operand = ET_COMP_PID,
+};
+
+const struct et_cmd_spec *et_cmd_stat_spec(void)
+{
+	return &spec;
 }
 
 int et_cmd_stat(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "prometheus", no_argument, NULL, 'P' },
-		{ "summary", no_argument, NULL, 's' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "proc", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct stat_opts o = { .proc = "/proc" };
-	opterr = 0;
+	struct et_args a;
+	et_args_init(&a, &spec, argc, argv);
 	int c;
-	while ((c = getopt_long(argc, argv, ":sao:h", lo, NULL)) != -1) {
+	while ((c = et_args_next(&a)) > 0) {
 		switch (c) {
-		case 'j': o.json = true; break;
-		case 'P': o.prometheus = true; break;
-		case 's': o.summary = true; break;
-		case 'a': o.all = true; break;
-		case 'o': o.output = optarg; break;
-		case 'p': o.proc = optarg; break;
-		case 'h': help(stdout); return ET_EXIT_OK;
-		default: return et_tool_bad_option(c, argv, optind);
+		case O_JSON: o.json = true; break;
+		case O_PROMETHEUS: o.prometheus = true; break;
+		case O_SUMMARY: o.summary = true; break;
+		case O_ALL: o.all = true; break;
+		case O_OUTPUT: o.output = a.val; break;
+		case O_PROC: o.proc = a.val; break;
 		}
 	}
-	int npids = argc - optind;
-	if (o.json && o.prometheus)
-		return et_tool_usage("--json or --prometheus, not both");
+	if (c < 0)
+		return et_args_exit(c);
+	int npids = a.nops;
 	if (o.all && npids)
 		return et_tool_usage("give PIDs or --all, not both");
 	if (!o.all && !npids)
@@ -789,9 +772,9 @@ int et_cmd_stat(int argc, char **argv)
 			return ET_EXIT_BAD;
 		}
 		for (int i = 0; i < npids; i++)
-			if (et_tool_parse_pid(argv[optind + i], &pids[n++])) {
+			if (et_tool_parse_pid(a.ops[i], &pids[n++])) {
 				free(pids);
-				return et_tool_usage("'%s' is not a process id", argv[optind + i]);
+				return et_tool_usage("'%s' is not a process id", a.ops[i]);
 			}
 		if (!proc_dir_ok(o.proc)) {
 			free(pids);
@@ -852,8 +835,16 @@ int et_cmd_stat(int argc, char **argv)
 				report_error(o.proc, pids[i], err);
 				rc = ET_EXIT_BAD;
 			} else if (err == -EACCES || err == -EPERM) {
-				denied++;
+				pids[denied++] = pids[i];   /* (a slot already read) named at the end */
 			}
+			continue;
+		}
+		if (!o.all && p.nobjs == 0 && et_tool_kthread(o.proc, pids[i])) {
+			et_tool_err("PID %ld%s%s%s: a kernel thread: it has no user memory, so no text of its own",
+			            pids[i], p.comm[0] ? " (" : "", p.comm, p.comm[0] ? ")" : "");
+			rc = ET_EXIT_BAD;
+			proc_free(&p);
+			et_smaps_free(&sm);
 			continue;
 		}
 		if (o.all && p.text == 0) {
@@ -893,9 +884,19 @@ int et_cmd_stat(int argc, char **argv)
 		fflush(stdout);
 	}
 	/* with --prometheus, enormoustext_processes_unreadable says it */
-	if (denied && !o.prometheus)
-		et_tool_err("%zu process%s not shown: permission denied (%s)", denied,
-		            et_tool_plural(denied, "es"), geteuid() ? "run as root to see them" : denied_why());
+	if (denied && !o.prometheus) {
+		/* named, the first ones: a user's --all on a busy host can miss hundreds */
+		char names[400];
+		size_t k = 0, len = 0;
+		names[0] = '\0';
+		for (; k < denied && len + 12 < sizeof names - 40; k++)
+			len += (size_t)snprintf(names + len, sizeof names - len, "%s%ld", k ? " " : "", pids[k]);
+		if (k < denied)
+			snprintf(names + len, sizeof names - len, " and %zu more", denied - k);
+		et_tool_err("%zu process%s not shown: permission denied (%s): PID%s %s", denied,
+		            et_tool_plural(denied, "es"), geteuid() ? "run as root to see them" : et_tool_denied_why(),
+		            denied == 1 ? "" : "s", names);
+	}
 	free(pids);
 	return rc;
 }

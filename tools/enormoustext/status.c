@@ -14,11 +14,11 @@
  * Never: changes a setting.
  */
 #include "tool.h"
+#include "opts.h"
 #include "explain.h"
 #include "host.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -190,12 +190,44 @@ static int print_json(const struct et_tool_host *s, bool explain, const char *pr
 	return rc;
 }
 
-static void help(FILE *f)
-{
-	fprintf(f,
-	        "usage: enormoustext status [--json] [--no-probe] [--probe-dir DIR] [--root DIR]\n"
-	        "                           [--explain [PROGRAM]]\n"
-	        "\n"
+enum { O_JSON = 1, O_NO_PROBE, O_PROBE_DIR, O_ROOT, O_EXPLAIN };
+
+static const struct et_opt options[] = {
+	{ "json", 0, NULL, "JSON instead of text", O_JSON, 0, 0, 0, NULL, 0 },
+	{ "no-probe", 0, NULL, "read the settings only; run no probe", O_NO_PROBE, 0, 0, 0, NULL, 0 },
+	{ "probe-dir", 0, "DIR",
+	  "where the file probe writes its (unnamed, temporary)\n"
+	  "file of two huge pages; default: the first of\n"
+	  "$TMPDIR, /var/tmp, /tmp on the filesystem of this\n"
+	  "command",
+	  O_PROBE_DIR, 0, 0, 0, NULL, ET_COMP_DIR },
+	{ "root", 0, "DIR",
+	  "read sysfs under DIR instead of / (a copy, or a test\n"
+	  "tree); implies --no-probe: probes can only test the\n"
+	  "running system",
+	  O_ROOT, 0, 0, 0, NULL, ET_COMP_DIR },
+	{ "explain", 0, NULL,
+	  "instead of the settings, what to do on this host, in\n"
+	  "sentences, each from one of the facts above (the THP\n"
+	  "policy and defrag, the kernel, the probes, the\n"
+	  "hugetlb pool, the file system's page cache, this\n"
+	  "process's memory cgroup); with --json, the same as an\n"
+	  "\"explain\" member.  With a PROGRAM (an ELF program):\n"
+	  "what would move for it and the libraries it needs\n"
+	  "(as its loader lists them; not what it opens later\n"
+	  "with dlopen): text in whole huge-page windows (the\n"
+	  "planner of `check`), which way in (zero-copy from the\n"
+	  "page cache, as `prime` sees its state; else copies),\n"
+	  "the memory it costs per process, and the start-up\n"
+	  "time, from a copy rate measured here and now",
+	  O_EXPLAIN, 0, 0, 0, NULL, 0 },
+	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
+};
+
+static const struct et_cmd_spec spec = {
+	.name = "status",
+	.forms = { { NULL, "[PROGRAM]" } },
+	.about =
 	        "What this system allows for text on huge pages: the THP policy (enabled,\n"
 	        "defrag, shmem_enabled, and whether THP is disabled for this process), the\n"
 	        "PMD size, the mTHP sizes, khugepaged, the hugetlb pool per page size (total,\n"
@@ -203,65 +235,45 @@ static void help(FILE *f)
 	        "write to a MADV_HUGEPAGE region gets a huge page, and whether the kernel\n"
 	        "maps file-backed text huge (all three probed in this process, in well under\n"
 	        "a second); and which backends `auto` would try, in order, and why.\n"
-	        "\n"
-	        "options:\n"
-	        "  --json           JSON instead of text\n"
-	        "  --no-probe       read the settings only; run no probe\n"
-	        "  --probe-dir DIR  where the file probe writes its (unnamed, temporary) file of\n"
-	        "                   two huge pages; default: the first of $TMPDIR, /var/tmp, /tmp on\n"
-	        "                   the filesystem of this command\n"
-	        "  --root DIR       read sysfs under DIR instead of / (a copy, or a test tree);\n"
-	        "                   implies --no-probe: probes can only test the running system\n"
-	        "  --explain        instead of the settings, what to do on this host, in sentences,\n"
-	        "                   each from one of the facts above (the THP policy and defrag,\n"
-	        "                   the kernel, the probes, the hugetlb pool, the file system's\n"
-	        "                   page cache, this process's memory cgroup); with --json, the\n"
-	        "                   same as an \"explain\" member\n"
-	        "  PROGRAM          (with --explain) what would move for this program and the\n"
-	        "                   libraries it needs (DT_NEEDED, found as ld.so would: RPATH,\n"
-	        "                   RUNPATH, ld.so.cache, the default directories; not what it\n"
-	        "                   opens later with dlopen): text in whole huge-page windows\n"
-	        "                   (the planner of `check`), which way in (zero-copy from the\n"
-	        "                   page cache, as `prime` sees its state; else copies), the memory\n"
-	        "                   it costs per process, and the start-up time, from a copy\n"
-	        "                   rate measured here and now\n"
-	        "  -h, --help       this help\n");
+	        "A PROGRAM goes with --explain.\n",
+	.sections = { { NULL, options } },
+	.tail = "Exit status: 0; 1 PROGRAM cannot be read or is not an ELF program, --root or\n"
+	        "--probe-dir is not a directory; 2 usage error.\n",
+	.operand = ET_COMP_FILE,
+};
+
+const struct et_cmd_spec *et_cmd_status_spec(void)
+{
+	return &spec;
 }
 
 int et_cmd_status(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "no-probe", no_argument, NULL, 'P' },
-		{ "probe-dir", required_argument, NULL, 'd' },
-		{ "root", required_argument, NULL, 'r' },
-		{ "explain", no_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool json = false, probe = true, explain = false;
 	const char *program = NULL;
 	const char *probe_dir = NULL;
 	static struct et_tool_host s;
 	memset(&s, 0, sizeof s);
 	s.root = "/";
-	opterr = 0;
+	struct et_args a;
+	et_args_init(&a, &spec, argc, argv);
 	int c;
-	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+	while ((c = et_args_next(&a)) > 0) {
 		switch (c) {
-		case 'j': json = true; break;
-		case 'P': probe = false; break;
-		case 'd': probe_dir = optarg; break;
-		case 'r': s.root = optarg; break;
-		case 'e': explain = true; break;
-		case 'h': help(stdout); return ET_EXIT_OK;
-		default: return et_tool_bad_option(c, argv, optind);
+		case O_JSON: json = true; break;
+		case O_NO_PROBE: probe = false; break;
+		case O_PROBE_DIR: probe_dir = a.val; break;
+		case O_ROOT: s.root = a.val; break;
+		case O_EXPLAIN: explain = true; break;
 		}
 	}
-	if (explain && optind < argc)
-		program = argv[optind++];
-	if (optind < argc)
-		return et_tool_usage("unexpected argument '%s'%s", argv[optind],
+	if (c < 0)
+		return et_args_exit(c);
+	int next = 0;
+	if (explain && a.nops)
+		program = a.ops[next++];
+	if (next < a.nops)
+		return et_tool_usage("unexpected argument '%s'%s", a.ops[next],
 		                     explain ? "" : " (a PROGRAM goes with --explain)");
 	struct stat st;
 	if (program && stat(program, &st) != 0) {

@@ -73,8 +73,6 @@ void et_tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then returns ET_EXIT_USAGE (the message should say what was
  * wrong; a hint to see --help is appended). */
 int et_tool_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* For getopt_long's '?' and ':' returns: report the offending option. */
-int et_tool_bad_option(int c, char **argv, int optind_now);
 
 /* Subcommands: argv[0] is the subcommand's name. */
 int et_cmd_run(int argc, char **argv);
@@ -89,6 +87,20 @@ int et_cmd_profile(int argc, char **argv);
 int et_cmd_collapse(int argc, char **argv);
 int et_cmd_enable(int argc, char **argv);
 int et_cmd_disable(int argc, char **argv);
+/* Their tables (opts.h): options, usage forms, help (each in its file). */
+struct et_cmd_spec;
+const struct et_cmd_spec *et_cmd_run_spec(void);
+const struct et_cmd_spec *et_cmd_stat_spec(void);
+const struct et_cmd_spec *et_cmd_check_spec(void);
+const struct et_cmd_spec *et_cmd_status_spec(void);
+const struct et_cmd_spec *et_cmd_setup_spec(void);
+const struct et_cmd_spec *et_cmd_perfmap_spec(void);
+const struct et_cmd_spec *et_cmd_prime_spec(void);
+const struct et_cmd_spec *et_cmd_record_spec(void);
+const struct et_cmd_spec *et_cmd_profile_spec(void);
+const struct et_cmd_spec *et_cmd_collapse_spec(void);
+const struct et_cmd_spec *et_cmd_enable_spec(void);
+const struct et_cmd_spec *et_cmd_disable_spec(void);
 
 /* ------------------------------------------------------------- JSON */
 
@@ -127,6 +139,14 @@ size_t et_tool_size_dirs(const char *dir, uint64_t *sizes, size_t cap);
 int et_tool_parse_u64(const char *s, uint64_t *out);
 /* A process id: decimal digits only, 1..4194304 (PID_MAX_LIMIT); 0 or -1. */
 int et_tool_parse_pid(const char *s, long *out);
+
+/* Why /proc/PID/smaps of another process could not be read ("permission
+ * denied"): a user is told to be root or the owner; root is told what
+ * refused it, since being root was not enough. */
+const char *et_tool_denied_why(void);
+/* 1 when PROC/PID is a kernel thread (PF_KTHREAD in PROC/PID/stat: it has
+ * no user memory, so no text of its own), else 0 (also when unknown). */
+int et_tool_kthread(const char *proc, long pid);
 
 /* ------------------------------------------------------------ output */
 
