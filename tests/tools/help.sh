@@ -1,8 +1,15 @@
 #!/bin/bash
-# tool_help — `--help`, `-h` and `help CMD` agree for every subcommand; the
-# top-level help names every `profile` subcommand; every
-# option a help names is known to the subcommand and described in the man
-# page; `run --help` offers every variable of the library's option table and
+# tool_help — the option tables (`enormoustext __generate`) against what
+# is made of them and what is written by hand: for every subcommand and
+# `profile`'s four, `--help`, `-h` and `help CMD` agree, no help line is
+# wider than 80 columns, every option of its table is in its help, in the
+# man page's section for it (run's library options: the variables'
+# table) and known to its parser, and offered by the bash completion; the
+# man page's SYNOPSIS and tools/enormoustext.bash-completion are the ones
+# the tables make, word for word; the completion offers subcommands,
+# choices, PIDs and, after run's '--', no more of run's options; `help
+# profile import` is import's help; the top-level help names every
+# `profile` subcommand; `run --help` offers every variable of the library's option table and
 # the library it would really use; `check --help` gives this system's PMD
 # size; an unknown command or option: one line, status 2; the man page passes
 # `groff -ww` where groff exists.
@@ -29,33 +36,93 @@ t bogus_opt -- "$TOOL" --frobnicate
 expect_bad 2 "an unknown option" "'--frobnicate'"
 
 man=$TT_SRC/../../tools/enormoustext.1
+completion=$TT_SRC/../../tools/enormoustext.bash-completion
 [ -s "$man" ] || fail "no man page $man"
-for c in run stat check status setup collapse; do
-	t "$c.help" -- "$TOOL" "$c" --help
+# The tables: one line per option of each (sub)command (COMMAND TAB --NAME
+# TAB -X TAB VALUE), from the command itself.
+t tables -- "$TOOL" __generate options
+expect_rc 0 "__generate options"; cp "$OUT" "$W/options"
+cmds=$(cut -f1 "$W/options" | sort -u)
+# every subcommand of the top-level help has a table, and every table is
+# reachable: the twelve subcommands and profile's four
+for c in $(sed -n '/^commands:$/,/^$/s/^  \([a-z]\+\) .*/\1/p' "$W/1.top.out"); do
+	grep -q "^$c\b" "$W/options" || fail "'$c' is on the top-level help but has no option table"
+done
+[ "$(echo "$cmds" | wc -l)" -ge 15 ] || fail "only $(echo "$cmds" | wc -l) option tables: $cmds"
+# The man page's SYNOPSIS is the one the tables make, word for word.
+t mansyn -- "$TOOL" __generate man-synopsis
+expect_rc 0
+sed -n '/^\.SH SYNOPSIS$/,/^\.SH DESCRIPTION$/p' "$man" | sed '1d;$d' | grep -v '^\.\\"' >"$W/man.syn"
+diff -u "$OUT" "$W/man.syn" >"$W/syn.diff" ||
+	fail "the man page's SYNOPSIS is not the tables' (make it again: enormoustext __generate man-synopsis): $(head -20 "$W/syn.diff")"
+# The bash completion is the one the tables make.
+t comp -- "$TOOL" __generate bash-completion
+expect_rc 0
+cmp -s "$OUT" "$completion" ||
+	fail "tools/enormoustext.bash-completion is not the tables' (make it again: enormoustext __generate bash-completion > tools/enormoustext.bash-completion): $(diff "$OUT" "$completion" | head -5)"
+while IFS= read -r c; do
+	cw=${c// /.}
+	t "$cw.help" -- "$TOOL" $c --help
 	expect_rc 0 "$c --help"; expect_no_err "$c --help"
 	head -1 "$OUT" | grep -q "^usage: enormoustext $c" || fail "$c --help does not start with its usage line"
-	cp "$OUT" "$W/$c.help"
-	t "$c.h" -- "$TOOL" "$c" -h
-	cmp -s "$OUT" "$W/$c.help" || fail "$c -h differs from $c --help"
-	t "help.$c" -- "$TOOL" help "$c"
-	cmp -s "$OUT" "$W/$c.help" || fail "'help $c' differs from '$c --help'"
-	t "$c.unknown" -- "$TOOL" "$c" --no-such-option
+	cp "$OUT" "$W/$cw.help"
+	awk 'length > 80 { print; n++ } END { exit n > 0 }' "$W/$cw.help" >"$W/$cw.wide" ||
+		fail "$c --help has lines wider than 80 columns: $(head -2 "$W/$cw.wide")"
+	t "$cw.h" -- "$TOOL" $c -h
+	cmp -s "$OUT" "$W/$cw.help" || fail "$c -h differs from $c --help"
+	t "help.$cw" -- "$TOOL" help $c
+	cmp -s "$OUT" "$W/$cw.help" || fail "'help $c' differs from '$c --help'"
+	t "$cw.unknown" -- "$TOOL" $c --no-such-option
 	expect_bad 2 "$c --no-such-option" "unknown option '--no-such-option'"
-	# Every option the help names is one the command knows (it may say the
-	# value is missing or the call is incomplete, never "unknown"), and
-	# the man page names it too.
-	grep -q "^\.SS .*$c" "$man" || fail "the man page has no section for '$c'"
-	for o in $(grep -oE -- '(^|[ ,(])--[a-z][a-z-]+' "$W/$c.help" | sed 's/^[ ,(]//' | sort -u); do
-		[ "$o" = --help ] && continue
-		if [ "$c" = run ] || [ "$c" = setup ]; then
-			t "$c$o" -- "$TOOL" "$c" "$o"
-		else
-			t "$c$o" -- "$TOOL" "$c" "$o" --no-such-option
+	# the man page's section of the command (profile's subcommands: profile's)
+	sec=${c%% *}
+	[ "$sec" = disable ] && sec=enable
+	grep -q "^\.SS .*$sec" "$man" || fail "the man page has no section for '$c'"
+	sed -n "/^\.SS .*$sec/,/^\.S[SH] /p" "$man" | sed '$d' >"$W/$cw.man"
+	# what the completion offers after "$c --"
+	# shellcheck disable=SC2086
+	words=$(bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _enormoustext; echo "${COMPREPLY[*]}"' \
+		_ "$completion" enormoustext $c -- 2>&1)
+	# Every option of the table: in --help, in the man page's section, and
+	# known to the parser (it may say a value is missing, never "unknown").
+	while IFS=';' read -r _ long short value; do
+		for o in $long $short; do
+			[ "$o" = --help ] || [ "$o" = -h ] && continue
+			grep -qE -- "(^|[ ,\[])$o([ =,\[]|\$)" "$W/$cw.help" || fail "$c --help does not list its option $o"
+			if [ "$c" = run ] && [ "$o" != -v ] && [ "$o" != -n ] && [ "$o" != --lib ] && [ "$o" != --dry-run ] && [ "$o" != --json ]; then
+				# run's library options: the man page's table of variables
+				v=ENORMOUSTEXT_$(echo "${o#--}" | tr a-z- A-Z_)
+				[ "$o" = --enable ] && v=ENORMOUSTEXT
+				grep -q "$v" "$man" || fail "the man page does not describe $v (run $o)"
+			else
+				grep -q -- "$(printf '%s' "$o" | sed 's/-/\\\\-/g')" "$W/$cw.man" ||
+					fail "the man page's section for $c does not describe its option $o"
+			fi
+			if [ -n "$value" ]; then
+				t "$cw$o" -- "$TOOL" $c "$o"
+			else
+				t "$cw$o" -- "$TOOL" $c "$o" --no-such-option
+			fi
+			grep -q "unknown option '$o'" "$ERR" && fail "$c's table has $o but $c does not know it"
+		done
+		# the completion offers it after "$c --"
+		if [ -n "$long" ]; then
+			case " $words " in *" $long "*) ;; *) fail "the completion of '$c --' does not offer $long (offers: $words)" ;; esac
 		fi
-		grep -q "unknown option '$o'" "$ERR" && fail "$c --help names $o but $c does not know it"
-		grep -q -- "$(printf '%s' "$o" | sed 's/-/\\\\\\?-/g')" "$man" || fail "the man page does not mention $c's option $o"
-	done
-done
+	done < <(awk -F'\t' -v OFS=';' -v c="$c" '$1 == c { $1 = $1; print }' "$W/options")
+done <<<"$cmds"
+# the completion: a subcommand's name, a choice's values, a PID
+comp() { bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _enormoustext; echo "${COMPREPLY[*]}"' _ "$completion" enormoustext "$@"; }
+[ "$(comp sta)" = "stat status" ] || fail "completing 'sta': $(comp sta)"
+[ "$(comp setup --thp '')" = "always madvise never" ] || fail "completing 'setup --thp': $(comp setup --thp '')"
+[ "$(comp profile order --format '')" = "lld ld" ] || fail "completing 'profile order --format': $(comp profile order --format '')"
+case " $(comp stat '') " in *" $$ "*) ;; *) fail "completing 'stat' does not offer this shell's PID $$" ;; esac
+case " $(comp profile '') " in *" import "*) ;; *) fail "completing 'profile' does not offer import" ;; esac
+# after run's options, the COMMAND: no more of run's options
+case " $(comp run --prime 1 -- --) " in *" --backend "*) fail "completing after 'run ... --' offers run's options" ;; esac
+t help.profile.import -- "$TOOL" help profile import
+expect_rc 0; head -1 "$OUT" | grep -q '^usage: enormoustext profile import' ||
+	fail "'help profile import' does not give import's help: $(head -1 "$OUT")"
 # run's options are the library's variables: every variable of its option
 # table is in `run --help`, under its name.
 vars=$(grep -oE '\] = \{ "ENORMOUSTEXT(_[A-Z_]+)?"' "$OPTIONS_C" | grep -oE 'ENORMOUSTEXT[A-Z_]*' | sort -u)

@@ -50,6 +50,7 @@
 #include <fcntl.h>
 #include <elf.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -512,6 +513,93 @@ static void unit_from_systemd(const char *unit, const char *lib, struct unit_fac
 	free(out);
 }
 
+/* Whether the running systemd knows the unit (LoadState not "not-found"). */
+static bool systemd_knows(const char *unit)
+{
+	char *out = NULL;
+	char *argv[] = { (char *)"/bin/systemctl", (char *)"show", (char *)"-p", (char *)"LoadState",
+		             (char *)"--value", (char *)unit, NULL };
+	if (access(argv[0], X_OK) != 0)
+		argv[0] = (char *)"/usr/bin/systemctl";
+	bool known = true;      /* when systemctl cannot say, no warning */
+	if (et_tool_capture(argv, NULL, &out, NULL) == 0 && out)
+		known = strncmp(out, "not-found", 9) != 0;
+	free(out);
+	return known;
+}
+
+/* Edit distance of a and b (at most 64 characters of each). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[65];
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t best = prev + (a[i - 1] != b[j - 1]);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+/* The services of the unit directories (under --root) whose names are
+ * nearest to unit (within a third of its length), into out: "a.service,
+ * b.service" (at most three), or "". */
+static void near_units(const struct ctx *c, const char *unit, char *out, size_t cap)
+{
+	char best[3][256];
+	size_t bd[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX };
+	size_t limit = strlen(unit) / 3 + 1;
+	out[0] = '\0';
+	for (size_t i = 0; i < N_UNIT_DIRS; i++) {
+		char d[PATH_MAX];
+		snprintf(d, sizeof d, "%s%s", c->root, unit_dirs[i]);
+		DIR *dir = opendir(d);
+		if (!dir)
+			continue;
+		for (struct dirent *de; (de = readdir(dir));) {
+			size_t l = strlen(de->d_name);
+			if (l < 9 || l > 255 || strcmp(de->d_name + l - 8, ".service"))
+				continue;
+			size_t dist = distance(unit, de->d_name);
+			if (dist == 0 || dist > limit)
+				continue;
+			bool dup = false;
+			for (int k = 0; k < 3; k++)
+				dup |= bd[k] != SIZE_MAX && !strcmp(best[k], de->d_name);
+			if (dup)
+				continue;
+			for (int k = 0; k < 3; k++) {
+				if (dist < bd[k]) {
+					for (int m = 2; m > k; m--) {
+						bd[m] = bd[m - 1];
+						memcpy(best[m], best[m - 1], sizeof best[m]);
+					}
+					bd[k] = dist;
+					snprintf(best[k], sizeof best[k], "%s", de->d_name);
+					break;
+				}
+			}
+		}
+		closedir(dir);
+	}
+	size_t n = 0;
+	for (int k = 0; k < 3 && bd[k] != SIZE_MAX; k++)
+		if (n < cap)
+			n += (size_t)snprintf(out + n, cap - n, "%s%s", k ? ", " : "", best[k]);
+}
+
 /* A bare program name in ExecStart=: systemd looks along a fixed path. */
 static void exec_path(const char *exec, char *out, size_t cap)
 {
@@ -616,6 +704,18 @@ static int enable_unit(struct ctx *c, const char *unit_arg)
 		unit_from_systemd(unit, lib, &u);
 	else
 		unit_from_files(c, unit, &u);
+	/* a unit nobody knows (a typo?): said, with the names nearest to it;
+	 * the drop-in is written all the same (a unit installed later, an
+	 * image being built) */
+	if (live ? !systemd_knows(unit) : !u.main_file[0]) {
+		char near[800];
+		near_units(c, unit, near, sizeof near);
+		et_tool_err("warning: %s: %s%s%s%s", unit,
+		            live ? "systemd does not know this unit" :
+		            "no unit file of that name in the unit directories (/etc/systemd/system, "
+		            "/usr/lib/systemd/system, ...)",
+		            near[0] ? "; did you mean " : "", near, near[0] ? "?" : "; the drop-in is written all the same");
+	}
 
 	char **libs = NULL;
 	size_t nlibs = 0;
@@ -1315,13 +1415,15 @@ static const struct et_cmd_spec enable_spec = {
 	        "Turn libenormoustext on, persistently.\n"
 	        "\n"
 	        "UNIT (a systemd service; 'mariadb' means mariadb.service): writes the drop-in\n"
-	        "/etc/systemd/system/UNIT.d/" DROPIN " with Environment=LD_PRELOAD=<the library>,\n"
-	        "then runs 'systemctl daemon-reload' when systemd runs this system.  The\n"
-	        "service must be restarted for it to take effect.  A unit that systemd (or,\n"
-	        "with --root, the unit directories) does not know is refused, with the names\n"
-	        "nearest to it.\n"
+	        "/etc/systemd/system/UNIT.d/" DROPIN "\n"
+	        "with Environment=LD_PRELOAD=<the library>, then runs 'systemctl daemon-reload'\n"
+	        "when systemd runs this system.  The service must be restarted for it to take\n"
+	        "effect.  A unit that systemd (or, with --root, the unit directories) does not\n"
+	        "know draws a warning naming the units nearest to it (a typo?); the drop-in is\n"
+	        "written all the same (a unit installed later).  Root is needed (not with\n"
+	        "--dry-run or --root).\n"
 	        "\n"
-	        "--binary PATH (a dynamically linked program, no wrapper, no unit; root): the\n"
+	        "--binary PATH (a dynamically linked program, no wrapper, no unit): the\n"
 	        "library goes into /etc/ld.so.preload through a path of its own\n"
 	        "(LIBDIR/" ET_HOSTWIDE_DIR "/, a symbolic link) and PATH, resolved, into\n"
 	        ET_HOSTWIDE_LIST ": every other program loads the library and it does\n"
@@ -1329,9 +1431,9 @@ static const struct et_cmd_spec enable_spec = {
 	        "back by 'disable --binary' when no program is left.  Before writing, a\n"
 	        "program is run with the library loaded through the new path.\n",
 	.sections = { { "for a UNIT:", unit_opts }, { "for a program:", binary_opts }, { "both:", both_opts } },
-	.tail = "A file there that this command did not write (no '" MARKER "' first line)\n"
-	        "is never replaced.  Exit status: 0 done; 1 a bad input or a failed write\n"
-	        "(nothing changed); 2 usage error.\n",
+	.tail = "A file there that this command did not write (no\n"
+	        "'" MARKER "' first line) is never replaced.  Exit status: 0 done;\n"
+	        "1 a bad input or a failed write (nothing changed); 2 usage error.\n",
 	.operand = ET_COMP_UNIT,
 };
 
@@ -1458,6 +1560,20 @@ static int main_common(int argc, char **argv, bool enable)
 		if (!strcmp(root, "/"))
 			root[0] = '\0';
 		c.root = root;
+	}
+	/* what is written under /etc is root's: said before anything is read
+	 * or tried (a user gets one line, not a failed write halfway) */
+	if (!c.root[0] && !c.dry && geteuid() != 0) {
+		const char *dir = binary ? "/etc" : "/etc/systemd/system";
+		if (access(dir, W_OK) != 0) {
+			et_tool_err("%s %s needs root: it writes %s; run it as root (sudo), or see what it "
+			            "would %s with --dry-run", enable ? "enable" : "disable",
+			            binary ? "--binary" : "UNIT",
+			            binary ? "/etc/ld.so.preload and " ET_HOSTWIDE_LIST :
+			            "/etc/systemd/system/UNIT.d/" DROPIN,
+			            enable ? "write" : "remove");
+			return ET_EXIT_BAD;
+		}
 	}
 	if (binary) {
 		if (a.nops)

@@ -49,7 +49,8 @@ static const struct et_cmd_spec spec = {
 	         "and a dumpable process, or CAP_SYS_PTRACE: root).\n",
 	.sections = { { NULL, options } },
 	.tail = "Exit status: 0 done (also when PID has no moved text: nothing is written);\n"
-	        "1 PID does not exist or cannot be read, or FILE cannot be written; 2 usage error.\n",
+	        "1 PID does not exist or cannot be read, or FILE cannot be written; 2 usage\n"
+	        "error.\n",
 	.operand = ET_COMP_PID,
 };
 

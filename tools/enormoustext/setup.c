@@ -681,10 +681,10 @@ static const struct et_cmd_spec spec = {
 	.about = "Change the settings huge text depends on (root only).  Every write is printed\n"
 	         "(\"write FILE: VALUE (was OLD)\") before it is made and read back after it.\n",
 	.sections = { { NULL, options } },
-	.tail = "Exit status: 0; 1 not root, a write failed or did not take, a pool size that is not\n"
-	        "a multiple of its page size or too large, a file there that this command did not\n"
-	        "write; 2 usage error.  Nothing is written before every check has passed; a sysfs\n"
-	        "write that fails leaves the files as they were.\n",
+	.tail = "Exit status: 0; 1 not root, a write failed or did not take, a pool size that\n"
+	        "is not a multiple of its page size or too large, a file there that this\n"
+	        "command did not write; 2 usage error.  Nothing is written before every check\n"
+	        "has passed; a sysfs write that fails leaves the files as they were.\n",
 };
 
 const struct et_cmd_spec *et_cmd_setup_spec(void)

@@ -17,8 +17,10 @@
 #include "opts.h"
 #include "explain.h"
 #include "host.h"
+#include "check_elf.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -247,6 +249,33 @@ const struct et_cmd_spec *et_cmd_status_spec(void)
 	return &spec;
 }
 
+/* --explain PROGRAM: a file `check` cannot read is said first, as this
+ * command's error (not after the host's sentences, not as `check`'s):
+ * true after one line naming it and why. */
+static bool explain_refuses(const char *program)
+{
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&msg, &len);
+	if (!m)
+		return false;      /* the plan says it later */
+	struct et_check_opts co = { .pmd_size = 0x200000, .page_size = 4096 };
+	struct et_check_summary cs;
+	int rc = et_check_summary(program, &co, &cs, m);
+	fclose(m);
+	if (rc != 0) {
+		/* check_elf's line: "enormoustext check: PATH: why" */
+		const char *why = msg ? strstr(msg, ": ") : NULL;
+		why = why ? strstr(why + 2, ": ") : NULL;
+		if (msg)
+			et_tool_trim(msg);
+		et_tool_err("--explain %s: %s (PROGRAM is an ELF program or library)", program,
+		            why ? why + 2 : "cannot be read");
+	}
+	free(msg);
+	return rc != 0;
+}
+
 int et_cmd_status(int argc, char **argv)
 {
 	bool json = false, probe = true, explain = false;
@@ -284,6 +313,8 @@ int et_cmd_status(int argc, char **argv)
 		et_tool_err("%s: not a regular file", program);
 		return ET_EXIT_BAD;
 	}
+	if (program && explain_refuses(program))
+		return ET_EXIT_BAD;
 	if (stat(s.root, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		et_tool_err("--root %s: not a directory", s.root);
 		return ET_EXIT_BAD;
