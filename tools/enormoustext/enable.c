@@ -554,13 +554,19 @@ static size_t distance(const char *a, const char *b)
 }
 
 /* The services of the unit directories (under --root) whose names are
- * nearest to unit (within a third of its length), into out: "a.service,
+ * nearest to unit (within a third of its length, ".service" left out;
+ * 1 for a short one), into out: "a.service,
  * b.service" (at most three), or "". */
 static void near_units(const struct ctx *c, const char *unit, char *out, size_t cap)
 {
-	char best[3][256];
+	char best[3][256], stem[320];
 	size_t bd[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX };
-	size_t limit = strlen(unit) / 3 + 1;
+	/* the names compared without ".service", which every one has */
+	snprintf(stem, sizeof stem, "%s", unit);
+	size_t sl = strlen(stem);
+	if (sl > 8 && !strcmp(stem + sl - 8, ".service"))
+		stem[sl -= 8] = '\0';
+	size_t limit = sl / 3 ? sl / 3 : 1;
 	out[0] = '\0';
 	for (size_t i = 0; i < N_UNIT_DIRS; i++) {
 		char d[PATH_MAX];
@@ -572,7 +578,9 @@ static void near_units(const struct ctx *c, const char *unit, char *out, size_t 
 			size_t l = strlen(de->d_name);
 			if (l < 9 || l > 255 || strcmp(de->d_name + l - 8, ".service"))
 				continue;
-			size_t dist = distance(unit, de->d_name);
+			char other[256];
+			snprintf(other, sizeof other, "%.*s", (int)(l - 8), de->d_name);
+			size_t dist = distance(stem, other);
 			if (dist == 0 || dist > limit)
 				continue;
 			bool dup = false;

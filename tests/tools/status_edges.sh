@@ -1,0 +1,62 @@
+#!/bin/bash
+# tool_status_edges — `status --explain FILE` with a FILE that is no ELF
+# program: one line, status's own, naming the file and why, before any
+# advice (it printed seven lines of advice, then an error naming `check`);
+# the backends `auto` would use are explained in the order they are named
+# ("file, then thp, then collapse" was followed by "thp first"), in text
+# and JSON, on this host and on test trees of each THP policy and defrag.
+. "$(dirname "$0")/lib.sh"
+
+printf 'root:x:0:0:root:/root:/bin/sh\n' >"$W/passwd"
+t notelf -- "$TOOL" status --explain "$W/passwd"
+expect_bad 1 "status --explain of a text file" "^enormoustext status: --explain $W/passwd: not an ELF file"
+expect_no_out
+grep -q "enormoustext check" "$ERR" && fail "the error names check"
+t missing -- "$TOOL" status --explain "$W/none"
+expect_bad 1 "status --explain of a missing file" "^enormoustext status: $W/none: No such file or directory\$"
+expect_no_out
+
+# "backend auto would use: A, then B, then C" / "  A first: ...; then B...;
+# then C..." : the same names in the same order
+order_ok() { # FILE-with-the-two-lines LABEL
+	local chain reason
+	chain=$(sed -n 's/^backend auto would use: //p' "$1" | sed 's/, then / /g')
+	reason=$(grep -A1 '^backend auto would use: ' "$1" | tail -1 |
+		grep -oE '(^ *[a-z]+ first|; then [a-z]+)' | sed 's/^ *//; s/ first$//; s/^; then //' | tr '\n' ' ' | sed 's/ $//')
+	[ -n "$chain" ] || fail "$2: no 'backend auto would use' line"
+	[ "$chain" = "$reason" ] || fail "$2: the order named ($chain) is not the order explained ($reason)"
+}
+t host -- "$TOOL" status --no-probe
+expect_rc 0; order_ok "$OUT" "this host"
+t hostjson -- "$TOOL" status --no-probe --json
+expect_rc 0; json "$OUT"
+jb=$(awk -F'\t' '$1 ~ /^\.auto\.backends\[[0-9]+\]$/ { printf "%s%s", n++ ? " " : "", $3 }' "$OUT.flat")
+jr=$(jneed "$OUT.flat" .auto.reason | grep -oE '(^[a-z]+ first|; then [a-z]+)' | sed 's/ first$//; s/^; then //' | tr '\n' ' ' | sed 's/ $//')
+[ "$jb" = "$jr" ] || fail "JSON: auto.backends ($jb) is not the order auto.reason explains ($jr)"
+
+# test trees: every THP policy and defrag mode, with and without a pool
+for en in always madvise never; do
+	for df in always defer defer+madvise madvise never; do
+		for pool in 0 4; do
+			r=$W/t.$en.$df.$pool
+			mkdir -p "$r/sys/kernel/mm/transparent_hugepage" "$r/sys/kernel/mm/hugepages/hugepages-2048kB"
+			echo "$en" | sed "s/\\b$en\\b/[$en]/" >"$r/sys/kernel/mm/transparent_hugepage/enabled"
+			echo "$df" | sed "s/^/[/; s/\$/]/" >"$r/sys/kernel/mm/transparent_hugepage/defrag"
+			echo 2097152 >"$r/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
+			for f in nr_hugepages free_hugepages; do
+				echo "$pool" >"$r/sys/kernel/mm/hugepages/hugepages-2048kB/$f"
+			done
+			echo 0 >"$r/sys/kernel/mm/hugepages/hugepages-2048kB/resv_hugepages"
+			echo 0 >"$r/sys/kernel/mm/hugepages/hugepages-2048kB/surplus_hugepages"
+			t "tree.$en.$df.$pool" -- "$TOOL" status --root "$r"
+			expect_rc 0; order_ok "$OUT" "enabled=$en defrag=$df pool=$pool"
+			cat "$OUT" >>"$W/trees"
+		done
+	done
+done
+# the trees gave more than one order (the check above compared something)
+[ "$(sed -n 's/^backend auto would use: //p' "$W/trees" | sort -u | wc -l)" -ge 3 ] ||
+	fail "the test trees all gave the same order: $(sed -n 's/^backend auto would use: //p' "$W/trees" | sort -u)"
+grep -q "then hugetlb: a copy in the hugetlb pool, 4 free" "$W/trees" || fail "a pool of 4 free pages is not in the explanation"
+
+pass
