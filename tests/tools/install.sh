@@ -1,6 +1,7 @@
 #!/bin/bash
-# tool_install — `cmake --install` to a fresh prefix: the command and the man
-# page where they belong; the installed command preloads the library installed
+# tool_install — `cmake --install` to a fresh prefix: the command, the man
+# page and the bash completion where they belong; `check`'s advice names the
+# installed linker script (the build tree's command: the source tree's); the installed command preloads the library installed
 # beside it and runs with it; the build tree's command uses the build tree's
 # library; a copy with no library near it uses the configured LIBDIR or says
 # it cannot find one; ENORMOUSTEXT_LIB.  The command looks for the SONAME
@@ -17,6 +18,26 @@ cmd=$p/$TT_INSTALL_BINDIR/enormoustext lib=$p/$TT_INSTALL_LIBDIR/libenormoustext
 [ -e "$lib" ] || fail "no $lib installed"
 t version -- "$cmd" --version
 expect_rc 0
+# the bash completion, where bash-completion looks for it by the command's name
+comp=$p/${TT_INSTALL_DATADIR:-share}/bash-completion/completions/enormoustext
+[ -s "$comp" ] || fail "the bash completion was not installed as $comp"
+cmp -s "$comp" "$TT_SRC/../../tools/enormoustext.bash-completion" || fail "the installed completion is not tools/enormoustext.bash-completion"
+# `check`'s advice names the linker script where this installation has it:
+# the installed command, the installed script (not the source tree's
+# linker-scripts/enormous.ld, which a package's user does not have)
+script=$p/${TT_INSTALL_DATADIR:-share}/enormoustext/enormous.ld
+[ -s "$script" ] || fail "no $script installed"
+t advice -- "$cmd" check "$HOLD"
+expect_rc 0
+grep -q "where enormous.ld is $script " "$OUT" || fail "the installed check does not advise the installed $script: $(grep 'where enormous' "$OUT")"
+grep -q "linker-scripts/" "$OUT" && fail "the installed check advises the source tree's linker-scripts/"
+t advicejson -- "$cmd" check --json "$HOLD"
+expect_rc 0; json "$OUT"
+jneed "$OUT.flat" '.advice[1]' | grep -qF "$script" || fail "the installed check --json does not name $script: $(jget "$OUT.flat" '.advice[1]')"
+# the build tree's command: its source tree's script
+t advicebuild -- "$TOOL" check "$HOLD"
+grep -q "where enormous.ld is $(cd "$TT_SRC/../.." && pwd)/linker-scripts/enormous.ld " "$OUT" ||
+	fail "the build tree's check does not advise its source tree's script: $(grep 'where enormous' "$OUT")"
 # The installed command uses the library installed beside it...
 t dry -- "$cmd" run -n -- true
 expect_rc 0; expect_out "^LD_PRELOAD=$lib\$" "the installed command's default library"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # tool_profile — `profile show` (the hottest window first; --svg: its
 # labels, the hottest framed, the colours; --png gone, usage; --window),
+# show --json with every figure of the text,
 # output errors (a missing directory, /dev/full, a file size limit: no SVG
 # cut short left),
 # `profile merge` (counts added, objects without samples kept), different
@@ -17,6 +18,38 @@ expect_out "^/bin/a  build-id aa  60 samples\$"
 [ "$(grep -A2 '^/bin/a ' "$OUT" | sed -n 2p)" = "  window 0x400000               50 samples   83.3%  cumulative  83.3%" ] ||
 	fail "show: the hottest window is not first: $(grep -A2 '^/bin/a ' "$OUT" | sed -n 2p)"
 expect_out "^  window 0x200000               10 samples   16.7%  cumulative 100.0%\$"
+# --json: valid JSON (python3's json.tool and the strict checker) with every
+# figure of the text, window by window, for 2M and 4K windows
+for win in 2M 4K; do
+	t "showtext.$win" -- "$TOOL" profile show --window "$win" "$W/a.prof"
+	expect_rc 0; cp "$OUT" "$W/show.$win.text"
+	t "showjson.$win" -- "$TOOL" profile show --window "$win" --json "$W/a.prof"
+	expect_rc 0; expect_no_err; json "$OUT"
+	python3 - "$OUT" "$W/show.$win.text" <<'PY' || fail "profile show --json ($win) and the text disagree"
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+lines = open(sys.argv[2]).read().splitlines()
+m = re.match(r"^(.*): (\d+) objects?, granule (\d+), windows of (\S+)$", lines[0])
+if not m or m.group(1) != j["file"] or int(m.group(2)) != len(j["objects"]) or int(m.group(3)) != j["granule"]:
+    sys.exit("head: %s vs %s" % (lines[0], {k: j[k] for k in ("file", "granule", "window")}))
+text = []
+for l in lines[1:]:
+    o = re.match(r"^(\S+)  build-id (\S+)  (\d+) samples?$", l)
+    if o:
+        text.append({"path": o.group(1), "build_id": o.group(2), "samples": int(o.group(3)), "windows": []})
+        continue
+    w = re.match(r"^  window 0x([0-9a-f]+) +(\d+) samples? +([0-9.]+)%  cumulative +([0-9.]+)%$", l)
+    if not w:
+        sys.exit("a line the test does not know: %r" % l)
+    text[-1]["windows"].append({"start": "0x" + w.group(1), "samples": int(w.group(2)),
+                                "share_permille": round(float(w.group(3)) * 10),
+                                "cumulative_permille": round(float(w.group(4)) * 10)})
+if text != j["objects"]:
+    sys.exit("objects: text %s, json %s" % (text, j["objects"]))
+if sum(len(o["windows"]) for o in text) < 2:
+    sys.exit("too few windows to compare")
+PY
+done
 t svg -- "$TOOL" profile show --svg "$W/a.svg" "$W/a.prof"
 expect_rc 0
 head -c 4 "$W/a.svg" | grep -q '<svg' && tail -1 "$W/a.svg" | grep -q '</svg>' || fail "--svg did not write an SVG document"
