@@ -35,8 +35,9 @@
 #    listed, one that saved nothing 'never'; bad input exits 2 naming the file.
 # Exit 0 = all passed, 1 = a check failed, 2 = bad usage, 77 = cannot run here.
 set -u
-# the text moved before main (the default deferral would move it 1 s in)
-export ENORMOUSTEXT_DEFER=0
+# the text moved before main (the default deferral would move it 1 s in),
+# as copies every run (not primed into zero-copy by an earlier run)
+export ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_PRIME=0
 
 ITLB= PAGES= JSON_FLAT= LIB= BIGTEXT= LIBBIGTEXT=
 while (($#)); do

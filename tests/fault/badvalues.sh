@@ -73,6 +73,14 @@ fr_copy "$WORK/p"
 fr_run "$R/plain" "$WORK/p" -- env "${PROG[@]}"
 [ "$(cat "$R/plain.rc")" = 7 ] || fail "the plain run exited $(cat "$R/plain.rc")"
 fr_run "$R/true" "$WORK/p" -- env true
+# A bad value leaves the variable at its default: for ENORMOUSTEXT_DEFER
+# (lib.sh sets it to 0) that is the library's own default, 1 s: a waiting
+# worker thread, which the program sees (faultprog counts its threads).
+# Those runs are compared with a run of the library's defaults.
+fr_run "$R/defaults" "$WORK/p" -- env -u ENORMOUSTEXT_DEFER -u ENORMOUSTEXT_PRIME LD_PRELOAD="$PRE" "${PROG[@]}"
+[ "$(cat "$R/defaults.rc")" = 7 ] || fail "the run with the library's defaults exited $(cat "$R/defaults.rc")"
+fr_same "$R/defaults" "$R/plain" noerr && fail "the run with the default deferral shows no waiting worker: the comparison below proves nothing"
+note "with the default deferral the program counts its threads: $(grep threads "$R/defaults.out")"
 
 # one LIB ID VAR VALUE MODE — MODE: default (ENORMOUSTEXT_VERBOSE unset,
 # unless VAR is it) or silent (=0 as well)
@@ -83,6 +91,8 @@ one() {
 	# at =0 only stderr is in question: a small program is enough
 	[ "$mode" = silent ] && envs+=(ENORMOUSTEXT_VERBOSE=0) && prog=(true) && ref=$R/true
 	fr_run "$R/$id" "$WORK/p" -- timeout -k 5 30 env "${envs[@]}" "${prog[@]}"
+	# a bad deferral is the default one; a good one (0) is as lib.sh's
+	[ "$var" = ENORMOUSTEXT_DEFER ] && [ "$mode" = default ] && grep -q "\b$var\b" "$R/$id.err" && ref=$R/defaults
 	if ! fr_same "$R/$id" "$ref" noerr; then
 		echo "the program changed: $FR_WHY" >"$R/$id.why"
 		return
@@ -129,7 +139,7 @@ runs=$((runs + 1))
 nall=$(grep -c '' "$R/all.err")
 named=0
 for v in "${VARS[@]}"; do grep -q "^enormoustext: .*\b$v\b" "$R/all.err" && named=$((named + 1)); done
-if ! fr_same "$R/all" "$R/plain" noerr; then
+if ! fr_same "$R/all" "$R/defaults" noerr; then
 	echo "the program changed: $FR_WHY" >"$R/all.why"
 elif [ "$nall" -gt "${#VARS[@]}" ] || [ "$named" -lt "$nall" ]; then
 	echo "$nall lines for ${#VARS[@]} bad variables, $named of them named: '$(head -3 "$R/all.err" | tr '\n' '|')'" >"$R/all.why"

@@ -4,7 +4,7 @@
  * run with libenormoustext (whatever fails underneath) can be compared
  * byte for byte with a plain run.
  *
- *   faultprog [--exit N] [--own-calls K] [--peak FILE] LIB
+ *   faultprog [--exit N] [--own-calls K] [--peak FILE] [--work MS] LIB
  *
  *   start-up  its own 8 MiB of text (the integration tests' generated
  *             functions, bigtext.h): every function called and checked,
@@ -50,6 +50,9 @@
  * lowest free one between runs), so a descriptor the library keeps open
  * shows, and one the library would close or act on after that is the
  * program's.
+ * --work MS: after the start-up checks, calls its functions over and over
+ * for MS milliseconds (a program at work while the library's deferred
+ * worker moves and primes its text), then checks results and text again.
  * --peak FILE writes the VmPeak and VmSize lines of /proc/self/status to FILE at the
  * end (the address-space tests set their limits from it).
  *
@@ -58,6 +61,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <time.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -383,6 +387,7 @@ int main(int argc, char **argv)
 	int exit_status = 0, i;
 	bool end_pthread_exit = false, no_counts = false;
 	unsigned own = 0;
+	long work_ms = 0;
 	const char *lib = NULL, *peak = NULL;
 
 	/* closefrom(3), where glibc may lack it: close_range, else one by one */
@@ -400,15 +405,17 @@ int main(int argc, char **argv)
 			no_counts = true;
 		else if (!strcmp(argv[i], "--peak") && i + 1 < argc)
 			peak = argv[++i];
+		else if (!strcmp(argv[i], "--work") && i + 1 < argc)
+			work_ms = atol(argv[++i]);
 		else if (argv[i][0] != '-' && !lib)
 			lib = argv[i];
 		else {
-			printf("usage: faultprog [--exit N] [--own-calls K] [--peak FILE] LIB\n");
+			printf("usage: faultprog [--exit N] [--own-calls K] [--peak FILE] [--work MS] LIB\n");
 			return 2;
 		}
 	}
 	if (!lib) {
-		printf("usage: faultprog [--exit N] [--own-calls K] [--peak FILE] LIB\n");
+		printf("usage: faultprog [--exit N] [--own-calls K] [--peak FILE] [--work MS] LIB\n");
 		return 2;
 	}
 
@@ -418,6 +425,22 @@ int main(int argc, char **argv)
 	if (s0.wrong)
 		BAD("exe: %u results wrong", s0.wrong);
 	check_text("exe", (const void *)bt_exe_table[0]);
+	if (work_ms > 0) {
+		struct timespec t0, t;
+		unsigned rounds = 0, off = 0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			struct sums sw = compute();
+			rounds++;
+			if (sw.wrong || sw.exe != s0.exe)
+				off++;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L < work_ms);
+		printf("faultprog: worked %ld ms: %s\n", work_ms, off ? "results DIFFERENT" : "every round's results the same");
+		if (off)
+			BAD("work: %u of %u rounds' results differ", off, rounds);
+		check_text("exe", (const void *)bt_exe_table[0]);
+	}
 
 	/* dlopen */
 	errno = 0;

@@ -145,6 +145,8 @@ static const struct sc sc_table[] = {
 	{ "pidfd_open", 434, -1, false },
 	{ "pidfd_getfd", 438, -1, false },
 	{ "getdents64", SYS_getdents64, -1, false },
+	{ "fstatfs", SYS_fstatfs, -1, false },
+	{ "cachestat", 451, -1, false },
 };
 #define N_SC (sizeof sc_table / sizeof sc_table[0])
 

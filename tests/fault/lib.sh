@@ -21,10 +21,13 @@ done
 PRE=$FAULT_PRELOAD
 while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0-9_]*\)=.*/\1/p')
 # The start-up path: the library moves the text in its constructor, so a
-# program's own checks see the result at once.  The default deferral
-# (ENORMOUSTEXT_DEFER=1s) has tests of its own that set it (or unset this):
-# fault.defer-*, integration.defaults.*, fault.syscalls' defaults set-up.
-export ENORMOUSTEXT_DEFER=0
+# program's own checks see the result at once, and copies stay copies (with
+# priming a run on a file written out meanwhile — the kernel does that
+# after 30 s — would leave the page cache huge for the next run, which
+# would then be zero-copy).  The defaults (ENORMOUSTEXT_DEFER=1s,
+# ENORMOUSTEXT_PRIME=auto) have tests of their own that unset these:
+# integration.defaults.*, fault.syscalls' and fault.badvalues' defaults.
+export ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_PRIME=0
 unset LD_PRELOAD LD_LIBRARY_PATH
 mkdir -p "$FAULT_WORK_ROOT" || exit 2
 WORK=$(mktemp -d "$FAULT_WORK_ROOT/$T.XXXXXX") || exit 2

@@ -11,12 +11,15 @@
 # plain run, and (faultprog prints them) what a program can observe: its
 # lowest free descriptor, its threads, the change in its mapping count over
 # protection changes, its signal dispositions and mask, a forked child that
-# dlopens.  Four set-ups: start-up/dlopen/fork/exit as usual; with
+# dlopens.  Five set-ups: start-up/dlopen/fork/exit as usual; with
 # ENORMOUSTEXT_RECORD (perf_event_open sampling); with ENORMOUSTEXT_RECORD
 # and perf_event_open refused to the library (the timer fallback:
 # timer_create, SIGPROF); with ENORMOUSTEXT_DEFER=1ms (the worker's calls:
 # its descriptor table of its own, its pidfd, its pass) and a main thread
-# that ends with pthread_exit (the process must end as plain).
+# that ends with pthread_exit (the process must end as plain); with the
+# library's defaults (no ENORMOUSTEXT_DEFER: the 1 s deferral, copies of
+# what ran, priming: fadvise64, fstatfs, cachestat) and a program at work
+# for 1.5 s.
 #
 # First the attribution is checked (a plain run: 0 calls the library's; a
 # preloaded bigtext: > 0 mmap, mremap, mprotect, madvise, openat, read;
@@ -90,20 +93,26 @@ fi
 
 # ---- the matrix --------------------------------------------------------------
 # set-ups: name, extra faultrun rules, extra variables (RECDIR is replaced)
-SETUPS=(start record timer defer)
-declare -A S_RULES=([start]="" [record]="" [timer]="perf_event_open:EACCES" [defer]="")
+SETUPS=(start record timer defer defaults)
+declare -A S_RULES=([start]="" [record]="" [timer]="perf_event_open:EACCES" [defer]="" [defaults]="")
 declare -A S_ENV=([start]="" [record]="ENORMOUSTEXT_RECORD=RECDIR" [timer]="ENORMOUSTEXT_RECORD=RECDIR"
 	[defer]="ENORMOUSTEXT_DEFER=1ms")
+# the library's defaults (lib.sh's ENORMOUSTEXT_DEFER=0 and _PRIME=0 taken
+# away: a 1 s
+# deferral, copies only of windows that ran, copied windows primed into
+# zero-copy), a program at work for 1.5 s
+declare -A S_UNSET=([defaults]="ENORMOUSTEXT_DEFER ENORMOUSTEXT_PRIME")
 # the deferred worker's calls, and a main thread that ends with pthread_exit
 # (the process must end when it does: its own plain run is the reference)
 # (--no-counts: while the worker lives the program sees one more thread, and
 # while it swaps windows in the number of mappings changes: documented)
-declare -A S_PROG=([defer]="--end-pthread-exit --no-counts")
+declare -A S_PROG=([defer]="--end-pthread-exit --no-counts" [defaults]="--work 1500 --no-counts")
 declare -A S_ROWS=(
 	[start]="mmap mremap mprotect madvise ADVICES munmap openat read pread64 prctl process_madvise memfd_create perf_event_open timer_create"
 	[record]="perf_event_open ioctl mmap munmap openat read write"
 	[timer]="timer_create timer_settime rt_sigaction mmap munmap"
-	[defer]="mmap mremap mprotect madvise openat read pread64 close_range unshare pidfd_open pidfd_getfd getdents64 prctl")
+	[defer]="mmap mremap mprotect madvise openat read pread64 close_range unshare pidfd_open pidfd_getfd getdents64 prctl"
+	[defaults]="mmap mremap madvise openat read pread64 fadvise64 fstatfs cachestat close_range pidfd_open pidfd_getfd")
 ADVICES="MADV_HUGEPAGE MADV_COLLAPSE MADV_POPULATE_READ MADV_POPULATE_WRITE MADV_NOHUGEPAGE MADV_DONTNEED"
 # (no close row: Linux frees the descriptor even when close fails, which a
 # supervisor cannot do for it — a failed close here would leave it open,
@@ -123,10 +132,22 @@ cell() {
 	local prog=("${PROG[@]}") ref=$R/plain
 	# shellcheck disable=SC2206 # the set-up's extra arguments are words
 	[ -n "${S_PROG[$setup]:-}" ] && prog=(./faultprog ${S_PROG[$setup]} ./libbigtext.so) ref=$R/plain-$setup
-	echo "cd $dir && $FR ${rules[*]} -- env ${envs[*]} ${prog[*]}" >"$R/$id.cmd"
-	fr_run "$R/$id" "$dir" -- timeout -k 5 $CELL_TIMEOUT "$FR" --log "$R/$id.log" "${rules[@]}" -- env "${envs[@]}" "${prog[@]}"
+	local un=()
+	for r in ${S_UNSET[$setup]:-}; do un+=(-u "$r"); done
+	# the defaults: each run on a fresh copy, written out (the defaults
+	# prime only clean files), so that each copies and primes (a run after
+	# a primed one would find the page cache huge: zero-copy)
+	if [ "$setup" = defaults ]; then
+		dir=$dir/$id
+		fr_copy "$dir"
+		sync "$dir"/*
+	fi
+	echo "cd $dir && $FR ${rules[*]} -- env ${un[*]} ${envs[*]} ${prog[*]}" >"$R/$id.cmd"
+	fr_run "$R/$id" "$dir" -- timeout -k 5 $CELL_TIMEOUT "$FR" --log "$R/$id.log" "${rules[@]}" -- env "${un[@]}" "${envs[@]}" "${prog[@]}"
 	if fr_same "$R/$id" "$ref"; then echo ok >"$R/$id.v"; else echo "$FR_WHY" >"$R/$id.why"; echo FAIL >"$R/$id.v"; fi
 	rm -f "$dir/$id.prof"*
+	[ "$setup" = defaults ] && rm -rf "$dir"
+	return 0
 }
 # the errno-th cells of a row: the Nth call, N spread over 1..COUNT
 nth_list() {
@@ -140,6 +161,9 @@ declare -a ROWS=()        # "setup|spec|label|count"
 t0=$SECONDS
 for setup in "${SETUPS[@]}"; do
 	fr_copy "$WORK/$setup"
+	# written out, as installed programs are: the defaults prime only
+	# clean files (a copy just written has dirty pages)
+	[ "$setup" = defaults ] && sync "$WORK/$setup"/*
 	sprog=("${PROG[@]}")
 	if [ -n "${S_PROG[$setup]:-}" ]; then
 		# shellcheck disable=SC2206
@@ -150,10 +174,11 @@ for setup in "${SETUPS[@]}"; do
 	cell "count-$setup" "$setup" "$WORK/$setup" ""
 	# the count run itself: preloaded, no fault
 	[ "$(cat "$R/count-$setup.v")" = ok ] || fail "$setup: the preloaded run (no fault) differs from the plain run: $(cat "$R/count-$setup.why")"
-	srules=()
+	srules=() sun=()
 	for r in ${S_RULES[$setup]}; do srules+=(--rule "$r"); done
+	for r in ${S_UNSET[$setup]:-}; do sun+=(-u "$r"); done
 	fr_run "$R/c-$setup" "$WORK/$setup" -- "$FR" --count --log "$R/c-$setup.log" "${srules[@]}" -- \
-		env LD_PRELOAD="$PRE" ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_VERBOSE=0 ${S_ENV[$setup]/RECDIR/$WORK/$setup/c.prof} "${sprog[@]}"
+		env "${sun[@]}" LD_PRELOAD="$PRE" ENORMOUSTEXT_SECCOMP=trust ENORMOUSTEXT_VERBOSE=0 ${S_ENV[$setup]:+${S_ENV[$setup]/RECDIR/$WORK/$setup/c.prof}} "${sprog[@]}"
 	sref=$R/plain
 	[ -n "${S_PROG[$setup]:-}" ] && sref=$R/plain-$setup
 	fr_same "$R/c-$setup" "$sref" || fail "$setup: the preloaded run under faultrun --count differs from the plain run: $FR_WHY"

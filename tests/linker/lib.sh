@@ -29,8 +29,9 @@
 set -u
 # The start-up path: the library moves the text in its constructor, so the
 # programs' own checks see the result at once (the default deferral,
-# ENORMOUSTEXT_DEFER=1s, has tests of its own).
-export ENORMOUSTEXT_DEFER=0
+# ENORMOUSTEXT_DEFER=1s, has tests of its own), and copies stay copies (no
+# priming: ENORMOUSTEXT_PRIME=auto has tests of its own).
+export ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_PRIME=0
 
 T=$(basename "$0" .sh)
 for v in LT_CC LT_SCRIPT LT_SOURCE LT_WORK_ROOT; do
