@@ -1,6 +1,6 @@
 /*
- * tools/enormoustext/status.c — `enormoustext status [--json] [--no-probe]
- * [--probe-dir DIR] [--root DIR] [--explain [PROGRAM]]`: what this system
+ * tools/enormoustext/status.c — `enormoustext status` (options: the table
+ * below; `--explain [PROGRAM]`): what this system
  * allows for huge text, and which backend `auto` picks; with --explain,
  * what to do about it.
  *
@@ -10,7 +10,8 @@
  * Owns: `status`: its options, and the settings and probes as text or
  * JSON.
  * May call: host.c (the facts, the probes, the order of `auto`), explain.c
- * (--explain), core (json), msg.c, common.c.
+ * (--explain), check_elf.c (a PROGRAM it cannot read, said first), opts.c
+ * (its table), core (json), msg.c, common.c.
  * Never: changes a setting.
  */
 #include "tool.h"
