@@ -12,7 +12,11 @@
 # at) and started one thread more (the waiting worker).  Then with --run 3
 # (calling its functions for 3 s, its checks at the end): at the end its
 # text is huge (its own smaps), the report says so, and the summary line
-# was printed, once.
+# was printed, once; the report's cpu_ns (the library's CPU time) is
+# non-zero and within the process's own CPU time.  Peak RSS of the short
+# run, alternated with plain runs: at most 2 MiB more (median of 5); the
+# same for clang --version where clang is installed, against a control
+# with copies at start-up that must exceed it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/defaults.bash"
 
@@ -67,6 +71,47 @@ else
 	echo "-- strace is not installed: what the short run opened is not checked"
 fi
 
+# peak RSS of the short run, the library's way (defaults) and plain,
+# alternated 5 times: the median difference at most 2 MiB (the waiting
+# worker's stack and the library's own pages)
+rusage() {   # CMD...: "maxrss_kB cpu_ns" of CMD (its children's rusage)
+	python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(u.ru_maxrss, int((u.ru_utime + u.ru_stime) * 1e9))
+sys.exit(r.returncode)' "$@"
+}
+diffs=()
+for i in 1 2 3 4 5; do
+	a=$(cd "$D" && rusage "./$EXE") || fail "plain run $i (rusage) failed"
+	b=$(cd "$D" && rusage env LD_PRELOAD="$PRE" "./$EXE") || fail "run $i with the library (rusage) failed"
+	diffs+=($((${b%% *} - ${a%% *})))
+	echo "-- peak RSS, pair $i: plain ${a%% *} kB, with the library ${b%% *} kB"
+done
+med=$(printf '%s\n' "${diffs[@]}" | sort -n | sed -n 3p)
+echo "-- peak RSS of a short run: the library adds $med kB (median of 5 pairs; ${diffs[*]})"
+[ "$med" -le 2048 ] || fail "a short run's peak RSS grew by $med kB with the library (at most 2048)"
+# bigtext runs all of its text, so a copy of it costs no more RSS than the
+# file pages it replaces; clang --version runs little of its 175 MiB: the
+# same, and a control with the copies made at start-up (as before 0.3),
+# which must break the bound (or the measure proves nothing)
+if CL=$(command -v clang); then
+	diffs=()
+	for i in 1 2 3; do
+		a=$(rusage "$CL" --version) || fail "clang --version failed"
+		b=$(rusage env LD_PRELOAD="$PRE" "$CL" --version) || fail "clang --version with the library failed"
+		diffs+=($((${b%% *} - ${a%% *})))
+	done
+	c=$(rusage env LD_PRELOAD="$PRE" ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_BACKEND=thp "$CL" --version) ||
+		fail "clang --version with copies at start-up failed"
+	med=$(printf '%s\n' "${diffs[@]}" | sort -n | sed -n 2p)
+	echo "-- clang --version: peak RSS plain ${a%% *} kB; the defaults add $med kB (median of 3 pairs; ${diffs[*]}); copies at start-up add $((${c%% *} - ${a%% *})) kB"
+	[ $((${c%% *} - ${a%% *})) -gt 2048 ] || fail "copies at start-up added no more than 2 MiB to clang --version: the measure cannot tell"
+	[ "$med" -le 2048 ] || fail "clang --version's peak RSS grew by $med kB with the defaults (at most 2048)"
+else
+	echo "-- clang is not installed: its --version's peak RSS is not checked"
+fi
+
 # a run that outlives the deferral: the worker does the work
 run held ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_REPORT="$D/held.json" LD_PRELOAD="$PRE" -- "./$EXE" --run 3 --expect-huge 95
 expect_pass "alive 3 s with the defaults, its text must be huge at the end (its own smaps)"
@@ -76,5 +121,15 @@ for role in exe lib; do
 	[[ -n $k && $k != *.* ]] || fail "$role: window kinds '$k' in the report: every window must be huge"
 	echo "-- $role: windows $k"
 done
+# the library's own accounting: its CPU time in the report (the threads
+# that ran its passes), within the process's own
+cpu=$(awk -F '\t' '$1 == ".cpu_ns" { print $3 }' <("$JSON_FLAT" "$D/held.json"))
+[[ $cpu =~ ^[0-9]+$ ]] || fail "the report has no cpu_ns: '$cpu'"
+u=$(cd "$D" && rusage env LD_PRELOAD="$PRE" ENORMOUSTEXT_REPORT="$D/held2.json" "./$EXE" --run 3) ||
+	fail "the second 3 s run failed"
+cpu2=$(awk -F '\t' '$1 == ".cpu_ns" { print $3 }' <("$JSON_FLAT" "$D/held2.json"))
+echo "-- the library's CPU time: $((cpu / 1000)) us, $((cpu2 / 1000)) us of the second run's $((${u#* } / 1000000)) ms"
+[ "$cpu" -gt 0 ] && [ "$cpu2" -gt 0 ] || fail "a process whose text was moved reports cpu_ns 0"
+[ "$cpu2" -lt "${u#* }" ] || fail "the report's cpu_ns ($cpu2) is not within the process's CPU time (${u#* } ns)"
 
 pass
