@@ -133,6 +133,7 @@ api=$(grep -oE '\benormoustext_[a-z_]+\(' "$src/libenormoustext/include/enormous
 for fn in $api; do has libenormoustext-dev "usr/share/man/man3/$fn.3.gz"; done
 has enormoustext usr/bin/enormoustext
 has enormoustext usr/share/man/man1/enormoustext.1.gz
+has enormoustext usr/share/bash-completion/completions/enormoustext
 lacks enormoustext '^usr/lib/\|^usr/include/'
 dep=$(dpkg-deb -f "$(deb enormoustext)" Depends)
 case ", $dep," in *", libenormoustext0 (= $version),"*) ;; *) fail "enormoustext does not depend on libenormoustext0 (= $version): $dep" ;; esac
@@ -244,6 +245,13 @@ v=$("$cmd" --version) || fail "$cmd --version failed"
 dry=$("$cmd" run -n -- true) || fail "$cmd run -n -- true failed: $dry"
 # (the directory resolved, the file name as it is: BINDIR/../LIBDIR)
 grep -qxF "LD_PRELOAD=$(realpath "$R/$L")/libenormoustext.so.0" <<<"$dry" || fail "the installed command does not preload the library beside it ($lib): $dry"
+# the completion from the package: bash loads it, and it offers the
+# subcommands (completing the first word after `enormoustext st`)
+comp=$R/usr/share/bash-completion/completions/enormoustext
+words=$(bash -c '. "$1" && complete -p enormoustext >/dev/null && f=$(complete -p enormoustext | sed -n "s/.*-F \([^ ]*\).*/\1/p") &&
+	COMP_WORDS=(enormoustext st) COMP_CWORD=1 COMP_LINE="enormoustext st" COMP_POINT=15 && "$f" enormoustext st enormoustext &&
+	printf "%s\n" "${COMPREPLY[@]}"' _ "$comp" 2>&1) || fail "bash cannot load the packaged completion $comp: $words"
+grep -qx stat <<<"$words" && grep -qx status <<<"$words" || fail "the packaged completion does not offer stat and status for 'enormoustext st': $words"
 R2=$W/root-nodev
 for p in libenormoustext0 enormoustext; do dpkg -x "$(deb $p)" "$R2" || fail "dpkg -x $p failed"; done
 dry=$("$R2/usr/bin/enormoustext" run -n -- true) || fail "without the -dev package, enormoustext run -n failed: $dry"
