@@ -20,10 +20,11 @@
  *    access, and both hit when the pages fit.
  *  - Indexing: set = virtual page number modulo the number of sets, with the
  *    page number of the entry's own size (addr >> 12 or addr >> 21).
- *  - Only instruction fetches are modelled.  On Intel the second level
- *    (STLB) is shared with data translations, which compete for it in a
- *    real run: the model's STLB misses are a lower bound there.  AMD's L2
- *    iTLB holds instruction translations only.
+ *  - Instruction fetches and data accesses (loads and stores) are both
+ *    modelled: each has its first level; the second level is one array
+ *    for both on Intel (STLB) and Arm (unified L2 TLB), two on AMD Zen
+ *    (L2 iTLB, L2 dTLB), so data translations evict code ones only where
+ *    the core shares the array.
  *  - 1 GiB pages are modelled as 2 MiB pages (Intel's iTLB fractures them;
  *    code on 1 GiB pages is rare).
  */
@@ -57,8 +58,15 @@ struct et_core_model {
 	struct et_tlb_geom l1[ET_MAX_L1];
 	struct et_tlb_geom l2;
 	const char *l2_note;
+	const char *arch;      /* the core's architecture (Arm cores: modelled over x86-64 code) */
+	/* The data side: L1 dTLB arrays, and the second level: dl2 when the
+	 * core has an L2 dTLB of its own (dl2.sets != 0), else l2 (shared). */
+	unsigned n_dl1;
+	struct et_tlb_geom dl1[ET_MAX_L1];
+	struct et_tlb_geom dl2;
 	/* For the printed estimate only (labelled as such): cycles assumed per
-	 * second-level hit and per walk.  Not from the sources above. */
+	 * second-level hit and per walk.  Assumptions, except where the
+	 * source above gives the second level's latency (Neoverse N1). */
 	unsigned stlb_hit_cycles, walk_cycles;
 };
 
@@ -66,56 +74,190 @@ struct et_core_model {
  * The cores.  Where a figure was read in the cited text it is marked [r];
  * figures taken from the vendor documents named but not re-read for this
  * table are marked [d]; modelling choices are marked [m].
+ *
+ * Data side: every load and store looks its page up in the L1 dTLB, then
+ * in the second level: the same array as instruction fetches where the
+ * core shares it (Intel's STLB, Arm's unified L2 TLB; dl2.sets == 0), an
+ * L2 dTLB of its own where the core splits them (AMD Zen).  Intel's
+ * separate store dTLB and 1 GiB arrays are not modelled: stores use the
+ * load dTLB [m].
+ *
+ * Arm cores: the model runs on x86-64 (Valgrind here), so an Arm core's
+ * TLBs see an x86-64 instruction and data stream: an approximation (the
+ * same program compiled for AArch64 has other code size and layout, and
+ * 4 KiB and 2 MiB pages only: no contiguous-bit 64 KiB entries, which an
+ * arm64 kernel makes for 64 KiB-aligned large folios, occur in an x86-64
+ * process).  Their entries hold 64 KiB (contiguous) translations too; the
+ * model has no 64 KiB page size, since nothing here produces one.
  */
 static const struct et_core_model et_core_models[] = {
 	{
-		"goldencove", "sapphirerapids,alderlake,raptorcove,glc",
-		"Intel Golden Cove P-core (Alder Lake P-core, Sapphire Rapids)",
-		"L1 iTLB 4K: 256 entries [r], 8-way [d]; L1 iTLB 2M: 32 entries [r], "
+		.name = "goldencove",
+		.aliases = "sapphirerapids,alderlake,raptorcove,glc",
+		.desc = "Intel Golden Cove P-core (Alder Lake P-core, Sapphire Rapids)",
+		.source = "L1 iTLB 4K: 256 entries [r], 8-way [d]; L1 iTLB 2M: 32 entries [r], "
 		"associativity not given there, fully associative [m]; STLB shared by "
 		"instructions and data, 2048 entries [r], 16-way [d], 2M entries use at "
-		"most 1024 of them (8 of 16 ways [m]) [r]. [r]: D. Bakhvalov, "
+		"most 1024 of them (8 of 16 ways [m]) [r]; L1 dTLB (loads) 4K: 96 entries "
+		"(64 before Golden Cove [r]), 6-way [d]; L1 dTLB 2M: 32 entries, 4-way [d]; "
+		"the 16-entry store dTLB not modelled [m]. [r]: D. Bakhvalov, "
 		"Performance Analysis and Tuning on Modern CPUs, ch. 3 'Modern CPU "
 		"design', TLB hierarchy of Golden Cove (github.com/dendibakh/perf-book); "
-		"[d]: Intel 64 and IA-32 Architectures Optimization Reference Manual "
-		"(248966), Golden Cove TLB parameters",
-		2,
-		{ { "L1 iTLB 4K", 32, 8, ET_PS_MASK(ET_PS_4K), 0 },
-		  { "L1 iTLB 2M", 1, 32, ET_PS_MASK(ET_PS_2M), 0 } },
-		{ "STLB", 128, 16, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 8 },
-		"shared with data translations (not modelled)",
-		8, 30,
+		"cpunews.net 'Alder Lake / Intel 12th gen Core architecture', p. 5 (L1 "
+		"data TLB 64 -> 96 entries); [d]: Intel 64 and IA-32 Architectures "
+		"Optimization Reference Manual (248966), Golden Cove TLB parameters",
+		.arch = "x86-64",
+		.n_l1 = 2,
+		.l1 = { { "L1 iTLB 4K", 32, 8, ET_PS_MASK(ET_PS_4K), 0 },
+		        { "L1 iTLB 2M", 1, 32, ET_PS_MASK(ET_PS_2M), 0 } },
+		.l2 = { "STLB", 128, 16, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 8 },
+		.l2_note = "shared with data translations",
+		.n_dl1 = 2,
+		.dl1 = { { "L1 dTLB 4K", 16, 6, ET_PS_MASK(ET_PS_4K), 0 },
+		         { "L1 dTLB 2M", 8, 4, ET_PS_MASK(ET_PS_2M), 0 } },
+		.stlb_hit_cycles = 8, .walk_cycles = 30,
 	},
 	{
-		"zen4", "zen3,zen2,zen",
-		"AMD Zen 2/3/4",
-		"L1 iTLB: 64 entries, fully associative, all page sizes [r]; L2 iTLB: "
-		"512 entries, 8-way, 4K and 2M pages [r], instructions only. [r]: "
-		"7-cpu.com/cpu/Zen2.html (AMD 3800X); [d]: AMD Software Optimization "
-		"Guides for Family 17h (56305) and 19h (56665 Zen 3, 57647 Zen 4) give "
-		"the same iTLB sizes",
-		1,
-		{ { "L1 iTLB", 1, 64, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
-		  { 0, 0, 0, 0, 0 } },
-		{ "L2 iTLB", 64, 8, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
-		"instruction translations only",
-		7, 30,
+		.name = "zen4",
+		.aliases = "genoa,raphael",
+		.desc = "AMD Zen 4",
+		.source = "L1 iTLB: 64 entries, fully associative, all page sizes [r]; L2 iTLB: "
+		"512 entries, 8-way, 4K and 2M pages [r], instructions only; L1 dTLB: 72 "
+		"entries, fully associative, all page sizes [d]; L2 dTLB: 3072 entries [d], "
+		"24-way [d] (128 sets [m]), 4K and 2M pages, data only (split from the L2 "
+		"iTLB). [r]: 7-cpu.com/cpu/Zen2.html (AMD 3800X) for the iTLBs, which AMD "
+		"kept for Zen 3 and 4; [d]: AMD Software Optimization Guide for Family 19h "
+		"(57647, Zen 4), 'L1/L2 Translation Lookaside Buffers'",
+		.arch = "x86-64",
+		.n_l1 = 1,
+		.l1 = { { "L1 iTLB", 1, 64, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		        { 0, 0, 0, 0, 0 } },
+		.l2 = { "L2 iTLB", 64, 8, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		.l2_note = "instruction translations only",
+		.n_dl1 = 1,
+		.dl1 = { { "L1 dTLB", 1, 72, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		         { 0, 0, 0, 0, 0 } },
+		.dl2 = { "L2 dTLB", 128, 24, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		.stlb_hit_cycles = 7, .walk_cycles = 30,
 	},
 	{
-		"skylake", "skylake-sp,cascadelake,skx",
-		"Intel Skylake (client and server)",
-		"L1 iTLB 4K: 128 entries, 8-way [r]; L1 iTLB 2M: 8 entries per thread, "
+		.name = "zen3",
+		.aliases = "zen2,zen,milan,rome",
+		.desc = "AMD Zen 2 and Zen 3",
+		.source = "L1 iTLB: 64 entries, fully associative, all page sizes [r]; L2 iTLB: "
+		"512 entries, 8-way, 4K and 2M pages [r], instructions only; L1 dTLB: 64 "
+		"entries, fully associative, 4K/2M/1G [r]; L2 dTLB: 2048 entries [r], data "
+		"only, 4K and 2M pages [r]; AMD gives it as 12-way, a skewed array whose ways "
+		"are split by page size (2048 is no multiple of 12) [r]: modelled as 128 "
+		"sets x 16 ways [m]. [r]: 7-cpu.com/cpu/Zen2.html (iTLBs); WikiChip "
+		"'amd/microarchitectures/zen_2', memory subsystem, quoting AMD's Software "
+		"Optimization Guide for Family 17h (56305) (dTLBs); H. Brais on "
+		"stackoverflow.com/questions/69814823 (the skewed L2 dTLB); [d]: AMD 56665 "
+		"(Zen 3) gives the same sizes",
+		.arch = "x86-64",
+		.n_l1 = 1,
+		.l1 = { { "L1 iTLB", 1, 64, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		        { 0, 0, 0, 0, 0 } },
+		.l2 = { "L2 iTLB", 64, 8, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		.l2_note = "instruction translations only",
+		.n_dl1 = 1,
+		.dl1 = { { "L1 dTLB", 1, 64, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		         { 0, 0, 0, 0, 0 } },
+		.dl2 = { "L2 dTLB", 128, 16, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		.stlb_hit_cycles = 7, .walk_cycles = 30,
+	},
+	{
+		.name = "skylake",
+		.aliases = "skylake-sp,cascadelake,skx",
+		.desc = "Intel Skylake (client and server)",
+		.source = "L1 iTLB 4K: 128 entries, 8-way [r]; L1 iTLB 2M: 8 entries per thread, "
 		"associativity not described, fully associative [m] [r]; STLB shared by "
 		"4K and 2M pages and by data: 1536 entries [r], 12-way [d] (CPUID leaf 2 "
-		"descriptor 0xC3 reports 6-way). [r]: Intel Optimization Reference "
-		"Manual 248966-045 Table 2-15 as quoted in community.intel.com thread "
-		"'TLB information provided by cpuid doesn't make sense to me' (1371605)",
-		2,
-		{ { "L1 iTLB 4K", 16, 8, ET_PS_MASK(ET_PS_4K), 0 },
-		  { "L1 iTLB 2M", 1, 8, ET_PS_MASK(ET_PS_2M), 0 } },
-		{ "STLB", 128, 12, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
-		"shared with data translations (not modelled)",
-		9, 30,
+		"descriptor 0xC3 reports 6-way); L1 dTLB 4K: 64 entries, 4-way [r]; L1 dTLB "
+		"2M: 32 entries, 4-way [r]; store dTLB not separate [r]. [r]: Intel "
+		"Optimization Reference Manual 248966-045 Table 2-15 as quoted in "
+		"community.intel.com thread 'TLB information provided by cpuid doesn't "
+		"make sense to me' (1371605)",
+		.arch = "x86-64",
+		.n_l1 = 2,
+		.l1 = { { "L1 iTLB 4K", 16, 8, ET_PS_MASK(ET_PS_4K), 0 },
+		        { "L1 iTLB 2M", 1, 8, ET_PS_MASK(ET_PS_2M), 0 } },
+		.l2 = { "STLB", 128, 12, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		.l2_note = "shared with data translations",
+		.n_dl1 = 2,
+		.dl1 = { { "L1 dTLB 4K", 16, 4, ET_PS_MASK(ET_PS_4K), 0 },
+		         { "L1 dTLB 2M", 8, 4, ET_PS_MASK(ET_PS_2M), 0 } },
+		.stlb_hit_cycles = 9, .walk_cycles = 30,
+	},
+	{
+		.name = "neoverse-n1",
+		.aliases = "n1,graviton2,altra,ampere-altra",
+		.desc = "Arm Neoverse N1 (Ampere Altra, AWS Graviton2); an approximation: "
+		"Arm TLBs fed an x86-64 instruction and data stream",
+		.source = "L1 iTLB: 48 entries, fully associative, 4K/16K/64K/2M/32M [r]; L1 "
+		"dTLB: 48 entries, fully associative, 4K/16K/64K/2M/512M [r]; L2 TLB "
+		"unified (instructions and data): 1280 entries, 5-way (256 sets [m]), "
+		"4K/16K/64K/2M/32M/512M/1G [r], usually 3 cycles [r]; 64K entries hold "
+		"contiguous-bit (16 x 4K) mappings [d], never seen in an x86-64 run [m]. "
+		"[r]: Arm Cortex-A76 Core Technical Reference Manual, A5.2 'TLB "
+		"organization' (the N1 is a derivative of the A76), and Intel's Agilex 5 HPS "
+		"TRM (814346) table 'MMU Components' of its A76; [d]: Arm Neoverse N1 Core "
+		"Technical Reference Manual (100616), A5.2, the same figures",
+		.arch = "arm64 (modelled over x86-64 code)",
+		.n_l1 = 1,
+		.l1 = { { "L1 iTLB", 1, 48, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		        { 0, 0, 0, 0, 0 } },
+		.l2 = { "L2 TLB", 256, 5, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		.l2_note = "unified: shared with data translations",
+		.n_dl1 = 1,
+		.dl1 = { { "L1 dTLB", 1, 48, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		         { 0, 0, 0, 0, 0 } },
+		.stlb_hit_cycles = 3, .walk_cycles = 30,
+	},
+	{
+		.name = "neoverse-v1",
+		.aliases = "v1,graviton3",
+		.desc = "Arm Neoverse V1 (AWS Graviton3); an approximation: Arm TLBs fed an "
+		"x86-64 instruction and data stream",
+		.source = "L1 iTLB: 48 entries, fully associative, 4K/16K/64K/2M/32M [d]; L1 "
+		"dTLB: 48 entries, fully associative [d]; L2 TLB unified: 2048 entries, "
+		"8-way (256 sets [m]), all block sizes incl. 2M and contiguous 64K [d]; 64K "
+		"entries never seen in an x86-64 run [m]; L2 TLB hit cost taken as the N1's "
+		"3 cycles [m]. [d]: Arm Neoverse V1 Core Technical Reference Manual "
+		"(101427), 'TLB organization' (not re-read for this table)",
+		.arch = "arm64 (modelled over x86-64 code)",
+		.n_l1 = 1,
+		.l1 = { { "L1 iTLB", 1, 48, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		        { 0, 0, 0, 0, 0 } },
+		.l2 = { "L2 TLB", 256, 8, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		.l2_note = "unified: shared with data translations",
+		.n_dl1 = 1,
+		.dl1 = { { "L1 dTLB", 1, 48, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		         { 0, 0, 0, 0, 0 } },
+		.stlb_hit_cycles = 3, .walk_cycles = 30,
+	},
+	{
+		.name = "neoverse-v2",
+		.aliases = "v2,graviton4,grace",
+		.desc = "Arm Neoverse V2 (AWS Graviton4, NVIDIA Grace); an approximation: Arm "
+		"TLBs fed an x86-64 instruction and data stream",
+		.source = "L1 iTLB: 48 entries, fully associative [d]; L1 dTLB: 48 entries, "
+		"fully associative [d]; L2 TLB unified: 2048 entries, 8-way (256 sets [m]), "
+		"all block sizes incl. 2M and contiguous 64K [d]; 64K entries never seen in "
+		"an x86-64 run [m]; L2 TLB hit cost taken as the N1's 3 cycles [m]. [d]: Arm "
+		"Neoverse V2 Core Technical Reference Manual (102375), 'TLB organization' "
+		"(not re-read for this table); chipsandcheese.com 'Arm's Neoverse V2, in "
+		"AWS's Graviton 4' (2024-07-22)",
+		.arch = "arm64 (modelled over x86-64 code)",
+		.n_l1 = 1,
+		.l1 = { { "L1 iTLB", 1, 48, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		        { 0, 0, 0, 0, 0 } },
+		.l2 = { "L2 TLB", 256, 8, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		.l2_note = "unified: shared with data translations",
+		.n_dl1 = 1,
+		.dl1 = { { "L1 dTLB", 1, 48, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
+		         { 0, 0, 0, 0, 0 } },
+		.stlb_hit_cycles = 3, .walk_cycles = 30,
 	},
 };
 #define ET_N_CORE_MODELS (sizeof et_core_models / sizeof et_core_models[0])
@@ -213,12 +355,16 @@ static inline void et_tlb_flush(struct et_tlb *t)
 		t->key[i] = 0;
 }
 
-/* One core's instruction-side translation hierarchy. */
+/* One core's translation hierarchy: instruction side, data side. */
 struct et_core {
 	const struct et_core_model *m;
 	struct et_tlb l1[ET_MAX_L1];
 	struct et_tlb l2;
 	unsigned l1_for[2];   /* index into l1[] for each page size */
+	struct et_tlb dl1[ET_MAX_L1];
+	struct et_tlb dl2;    /* used only when the core has an L2 dTLB */
+	struct et_tlb *dl2p;  /* &dl2, or &l2 where the second level is shared */
+	unsigned dl1_for[2];
 };
 
 #define ET_FETCH_L1_HIT 0
@@ -230,6 +376,10 @@ static inline unsigned long et_core_words(const struct et_core_model *m)
 	unsigned long n = et_tlb_words(&m->l2);
 	for (unsigned i = 0; i < m->n_l1; i++)
 		n += et_tlb_words(&m->l1[i]);
+	for (unsigned i = 0; i < m->n_dl1; i++)
+		n += et_tlb_words(&m->dl1[i]);
+	if (m->dl2.sets)
+		n += et_tlb_words(&m->dl2);
 	return n;
 }
 
@@ -244,6 +394,20 @@ static inline void et_core_init(struct et_core *c, const struct et_core_model *m
 				c->l1_for[ps] = i;
 	}
 	et_tlb_init(&c->l2, &m->l2, mem);
+	mem += et_tlb_words(&m->l2);
+	for (unsigned i = 0; i < m->n_dl1; i++) {
+		et_tlb_init(&c->dl1[i], &m->dl1[i], mem);
+		mem += et_tlb_words(&m->dl1[i]);
+		for (unsigned ps = 0; ps < 2; ps++)
+			if (m->dl1[i].sizes & ET_PS_MASK(ps))
+				c->dl1_for[ps] = i;
+	}
+	if (m->dl2.sets) {
+		et_tlb_init(&c->dl2, &m->dl2, mem);
+		c->dl2p = &c->dl2;
+	} else {
+		c->dl2p = &c->l2;
+	}
 }
 
 /* One instruction fetch from the page of size ps holding addr. */
@@ -256,11 +420,26 @@ static inline int et_core_fetch(struct et_core *c, et_u64 addr, unsigned ps)
 	return ET_FETCH_WALK;
 }
 
+/* One load or store to the page of size ps holding addr: the L1 dTLB,
+ * then the second level (shared with instructions or not). */
+static inline int et_core_data(struct et_core *c, et_u64 addr, unsigned ps)
+{
+	if (et_tlb_access(&c->dl1[c->dl1_for[ps]], addr, ps))
+		return ET_FETCH_L1_HIT;
+	if (et_tlb_access(c->dl2p, addr, ps))
+		return ET_FETCH_L2_HIT;
+	return ET_FETCH_WALK;
+}
+
 static inline void et_core_invalidate(struct et_core *c, et_u64 lo, et_u64 hi)
 {
 	for (unsigned i = 0; i < c->m->n_l1; i++)
 		et_tlb_invalidate(&c->l1[i], lo, hi);
 	et_tlb_invalidate(&c->l2, lo, hi);
+	for (unsigned i = 0; i < c->m->n_dl1; i++)
+		et_tlb_invalidate(&c->dl1[i], lo, hi);
+	if (c->m->dl2.sets)
+		et_tlb_invalidate(&c->dl2, lo, hi);
 }
 
 static inline void et_core_flush(struct et_core *c)
@@ -268,6 +447,10 @@ static inline void et_core_flush(struct et_core *c)
 	for (unsigned i = 0; i < c->m->n_l1; i++)
 		et_tlb_flush(&c->l1[i]);
 	et_tlb_flush(&c->l2);
+	for (unsigned i = 0; i < c->m->n_dl1; i++)
+		et_tlb_flush(&c->dl1[i]);
+	if (c->m->dl2.sets)
+		et_tlb_flush(&c->dl2);
 }
 
 #endif

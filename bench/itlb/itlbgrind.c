@@ -62,6 +62,7 @@ static const HChar *clo_huge_source = "auto";
 static Long clo_objects = 12;
 static Bool clo_debug = False;
 static const HChar *clo_snapshot_file = NULL;
+static Bool clo_data = True;
 
 static Bool et_process_cmd_line_option(const HChar *arg)
 {
@@ -73,6 +74,7 @@ static Bool et_process_cmd_line_option(const HChar *arg)
 	else if VG_XACT_CLO(arg, "--objects=all", clo_objects, ET_MAX_OBJS) {}
 	else if VG_BINT_CLO(arg, "--objects", clo_objects, 0, ET_MAX_OBJS) {}
 	else if VG_STR_CLO(arg, "--snapshot-file", clo_snapshot_file) {}
+	else if VG_BOOL_CLO(arg, "--data", clo_data) {}
 	else if VG_BOOL_CLO(arg, "--debug", clo_debug) {}
 	else
 		return False;
@@ -83,8 +85,12 @@ static void et_print_usage(void)
 {
 	VG_(printf)(
 "    --model=LIST              cores to model, comma-separated, first is primary\n"
-"                              (goldencove zen4 skylake, aliases accepted; all)\n"
+"                              (goldencove zen4 zen3 skylake neoverse-n1\n"
+"                              neoverse-v1 neoverse-v2, aliases accepted; all)\n"
 "                              [goldencove,zen4]\n"
+"    --data=no|yes             loads and stores through each core's data TLBs\n"
+"                              (L1 dTLB; the second level, shared with code on\n"
+"                              Intel and Arm, of its own on AMD) [yes]\n"
 "    --out=FILE                append this process's record to FILE (%%p = pid,\n"
 "                              %%q{VAR} = environment) instead of the log\n"
 "    --json=no|yes             one JSON object per record [no]\n"
@@ -159,7 +165,7 @@ static void et_parse_models(void)
 				found = m;
 		}
 		if (!found) {
-			VG_(fmsg_bad_option)("--model", "unknown model '%.*s' (known: goldencove, zen4, skylake, all)\n",
+			VG_(fmsg_bad_option)("--model", "unknown model '%.*s' (known: goldencove, zen4, zen3, skylake, neoverse-n1, neoverse-v1, neoverse-v2, all)\n",
 			                     len, p);
 		}
 		Bool dup = False;
@@ -348,6 +354,8 @@ static void et_set_huge(Addr a, Bool on)
 struct et_thread {
 	Addr last_page;     /* 4 KiB page of the last lookup, or 1 (none) */
 	Addr last_huge;     /* 2 MiB page of the last lookup if it was huge, or 1 */
+	Addr last_dpage;    /* the same for data: read by the instrumented code */
+	Addr last_dhuge;
 	struct et_core core[ET_N_CORE_MODELS];
 	et_u64 *mem;
 };
@@ -360,6 +368,8 @@ static void et_thread_reset(struct et_thread *t)
 {
 	t->last_page = 1;
 	t->last_huge = 1;
+	t->last_dpage = 1;
+	t->last_dhuge = 1;
 	for (UInt m = 0; m < n_models; m++)
 		et_core_flush(&t->core[m]);
 }
@@ -380,6 +390,8 @@ static struct et_thread *et_thread_get(ThreadId tid)
 	}
 	t->last_page = 1;
 	t->last_huge = 1;
+	t->last_dpage = 1;
+	t->last_dhuge = 1;
 	threads[tid] = t;
 	threads_seen++;
 	return t;
@@ -409,6 +421,8 @@ static void et_invalidate(Addr lo, Addr hi)
 			et_core_invalidate(&t->core[m], lo, hi);
 		t->last_page = 1;
 		t->last_huge = 1;
+		t->last_dpage = 1;
+		t->last_dhuge = 1;
 	}
 }
 
@@ -440,6 +454,42 @@ static VG_REGPARM(2) void et_fetch(Addr page, UWord obj)
 			o->c[m].walks[ps]++;
 		else
 			o->c[m].l2_hit[ps]++;
+	}
+}
+
+/* The data side: one count per model for the whole process (data misses
+ * are not split by object). */
+static struct et_counts dcnt[ET_N_CORE_MODELS];
+static ULong dfetch[2];                  /* data page-change lookups, by size */
+
+/* A load or store to a 4 KiB page other than the thread's last data page
+ * (the instrumented code compares before calling).  The same shortcut as
+ * for fetches: the page just used is the most recently used entry of its
+ * L1 dTLB set, and instruction fetches never touch the L1 dTLB, so using
+ * it again is a hit that changes nothing. */
+static VG_REGPARM(1) void et_data(Addr page)
+{
+	struct et_thread *t = cur;
+	t->last_dpage = page;
+	UInt ps = et_is_huge(page) ? ET_PS_2M : ET_PS_4K;
+	dfetch[ps]++;
+	if (ps == ET_PS_2M) {
+		Addr h = page >> 21;
+		if (h == t->last_dhuge)
+			return;
+		t->last_dhuge = h;
+	} else {
+		t->last_dhuge = 1;
+	}
+	for (UInt m = 0; m < n_models; m++) {
+		int r = et_core_data(&t->core[m], page, ps);
+		if (r == ET_FETCH_L1_HIT)
+			continue;
+		dcnt[m].l1_miss[ps]++;
+		if (r == ET_FETCH_WALK)
+			dcnt[m].walks[ps]++;
+		else
+			dcnt[m].l2_hit[ps]++;
 	}
 }
 
@@ -564,7 +614,7 @@ static ULong et_kb_field(const HChar *line, const HChar *name)
 static void et_smaps_vma(Addr vs, Addr ve, Bool x, ULong kps, ULong huge_kb, Addr lo, Addr hi,
                          Int *pm, Int *kpf)
 {
-	if (!x || ve <= lo || vs >= hi)
+	if (!(x || clo_data) || ve <= lo || vs >= hi)
 		return;
 	Addr a = VG_ROUNDUP(vs > lo ? vs : lo, ET_HUGE);
 	Addr e = VG_ROUNDDN(ve < hi ? ve : hi, ET_HUGE);
@@ -705,7 +755,7 @@ static void et_rescan(Addr lo, Addr hi)
 		Int n = et_client_segments();
 		for (Int i = 0; i < n; i++) {
 			NSegment const *seg = VG_(am_find_nsegment)(segstarts[i]);
-			if (!seg || !seg->hasX || seg->end + 1 <= lo || seg->start >= hi)
+			if (!seg || !(seg->hasX || clo_data) || seg->end + 1 <= lo || seg->start >= hi)
 				continue;
 			Addr s = seg->start > lo ? seg->start : lo;
 			Addr e = seg->end + 1 < hi ? seg->end + 1 : hi;
@@ -758,7 +808,7 @@ static void et_rescan_all(void)
 				continue;
 			Addr a = (top << 30) | (w << 21);
 			NSegment const *seg = VG_(am_find_nsegment)(a);
-			if (!seg || !seg->hasX || seg->start > a || seg->end < a + ET_HUGE - 1) {
+			if (!seg || !(seg->hasX || clo_data) || seg->start > a || seg->end < a + ET_HUGE - 1) {
 				et_set_huge(a, False);
 				et_invalidate(a, a + ET_HUGE);
 			}
@@ -770,7 +820,7 @@ static void et_rescan_all(void)
 		starts[i] = segstarts[i];
 	for (Int i = 0; i < n; i++) {
 		NSegment const *seg = VG_(am_find_nsegment)(starts[i]);
-		if (seg && seg->hasX)
+		if (seg && (seg->hasX || clo_data))
 			et_rescan(seg->start, seg->end + 1);
 	}
 	VG_(free)(starts);
@@ -798,6 +848,71 @@ static void et_add_fetch(IRSB *sb, Addr page, UInt obj)
 	IRExpr **args = mkIRExprVec_2(mkIRExpr_HWord(page), mkIRExpr_HWord(obj));
 	IRDirty *di = unsafeIRDirty_0_N(2, "et_fetch", VG_(fnptr_to_fnentry)(&et_fetch), args);
 	addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+/* A load or store at addr (an atom), done when guard (an Ity_I1 atom, or
+ * NULL for always) holds: inline, the 4 KiB page is compared with the
+ * thread's last data page (cur->last_dpage); only a different page calls
+ * et_data. */
+static void et_add_data(IRSB *sb, IRExpr *addr, IRExpr *guard)
+{
+	IRTemp tcur = newIRTemp(sb->tyenv, Ity_I64);
+	IRTemp tfield = newIRTemp(sb->tyenv, Ity_I64);
+	IRTemp tlast = newIRTemp(sb->tyenv, Ity_I64);
+	IRTemp tpage = newIRTemp(sb->tyenv, Ity_I64);
+	IRTemp tne = newIRTemp(sb->tyenv, Ity_I1);
+	addStmtToIRSB(sb, IRStmt_WrTmp(tcur, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cur))));
+	addStmtToIRSB(sb, IRStmt_WrTmp(tfield, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(tcur),
+	                                                    IRExpr_Const(IRConst_U64(offsetof(struct et_thread, last_dpage))))));
+	addStmtToIRSB(sb, IRStmt_WrTmp(tlast, IRExpr_Load(Iend_LE, Ity_I64, IRExpr_RdTmp(tfield))));
+	addStmtToIRSB(sb, IRStmt_WrTmp(tpage, IRExpr_Binop(Iop_And64, addr,
+	                                                   IRExpr_Const(IRConst_U64(~(ULong)(ET_PAGE - 1))))));
+	addStmtToIRSB(sb, IRStmt_WrTmp(tne, IRExpr_Binop(Iop_CmpNE64, IRExpr_RdTmp(tpage), IRExpr_RdTmp(tlast))));
+	IRExpr *g = IRExpr_RdTmp(tne);
+	if (guard) {
+		IRTemp tg = newIRTemp(sb->tyenv, Ity_I1);
+		addStmtToIRSB(sb, IRStmt_WrTmp(tg, IRExpr_Binop(Iop_And1, g, guard)));
+		g = IRExpr_RdTmp(tg);
+	}
+	IRExpr **args = mkIRExprVec_1(IRExpr_RdTmp(tpage));
+	IRDirty *di = unsafeIRDirty_0_N(1, "et_data", VG_(fnptr_to_fnentry)(&et_data), args);
+	di->guard = g;
+	addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+/* The data access a statement makes, if any (flat IR: addresses and
+ * guards are atoms). */
+static void et_instrument_data(IRSB *sb, IRStmt *st)
+{
+	switch (st->tag) {
+	case Ist_WrTmp:
+		if (st->Ist.WrTmp.data->tag == Iex_Load)
+			et_add_data(sb, st->Ist.WrTmp.data->Iex.Load.addr, NULL);
+		break;
+	case Ist_Store:
+		et_add_data(sb, st->Ist.Store.addr, NULL);
+		break;
+	case Ist_LoadG:
+		et_add_data(sb, st->Ist.LoadG.details->addr, st->Ist.LoadG.details->guard);
+		break;
+	case Ist_StoreG:
+		et_add_data(sb, st->Ist.StoreG.details->addr, st->Ist.StoreG.details->guard);
+		break;
+	case Ist_CAS:
+		et_add_data(sb, st->Ist.CAS.details->addr, NULL);
+		break;
+	case Ist_LLSC:
+		et_add_data(sb, st->Ist.LLSC.addr, NULL);
+		break;
+	case Ist_Dirty: {
+		IRDirty *d = st->Ist.Dirty.details;
+		if (d->mFx != Ifx_None && d->mAddr)
+			et_add_data(sb, d->mAddr, isIRAtom(d->guard) && !(d->guard->tag == Iex_Const) ? d->guard : NULL);
+		break;
+	}
+	default:
+		break;
+	}
 }
 
 /*
@@ -859,6 +974,8 @@ static IRSB *et_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 		} else if (st->tag == Ist_Exit) {
 			et_add_count(out, run_obj, run_n);
 			run_n = 0;
+		} else if (clo_data) {
+			et_instrument_data(out, st);
 		}
 		addStmtToIRSB(out, st);
 	}
@@ -879,6 +996,8 @@ static void et_reset_counts(void)
 		objs[i].fetch[0] = objs[i].fetch[1] = 0;
 		VG_(memset)(objs[i].c, 0, sizeof objs[i].c);
 	}
+	VG_(memset)(dcnt, 0, sizeof dcnt);
+	dfetch[0] = dfetch[1] = 0;
 }
 
 static void et_flush_all_threads(void)
@@ -1193,7 +1312,7 @@ static Bool et_range_has_code(Addr lo, Addr hi)
 	Int n = et_client_segments();
 	for (Int i = 0; i < n; i++) {
 		NSegment const *seg = VG_(am_find_nsegment)(segstarts[i]);
-		if (seg && (seg->hasX || seg->hasT) && seg->start < hi && seg->end + 1 > lo)
+		if (seg && (seg->hasX || seg->hasT || clo_data) && seg->start < hi && seg->end + 1 > lo)
 			return True;
 	}
 	return False;
@@ -1450,6 +1569,13 @@ static void et_record_json(const HChar *ended, Int status, ULong instrs)
 	et_p(",\"page_sizes_from\":\"%s\",\"rescans\":%llu,\"full_rescans\":%llu,\"undetermined_windows\":%llu",
 	     et_source_name(), rescans, rescans_full, undetermined_windows);
 	et_p(",\"threads\":%u,\"page_changes_4k\":%llu,\"page_changes_2m\":%llu", threads_seen, f4, f2);
+	{
+		ULong dl1 = dcnt[0].l1_miss[0] + dcnt[0].l1_miss[1], dw = dcnt[0].walks[0] + dcnt[0].walks[1];
+		et_p(",\"data_model\":%s,\"dtlb_misses\":%llu,\"data_walks\":%llu,\"dtlb_mpki\":%s,\"data_walks_mpki\":%s",
+		     clo_data ? "true" : "false", dl1, dw, et_mpki(dl1, instrs, b1), et_mpki(dw, instrs, b2));
+		et_p(",\"walks_total\":%llu,\"data_page_changes_4k\":%llu,\"data_page_changes_2m\":%llu",
+		     s0.walks[0] + s0.walks[1] + dw, dfetch[0], dfetch[1]);
+	}
 	et_p(",\"models\":[");
 	for (UInt m = 0; m < n_models; m++) {
 		const struct et_core_model *md = models[m];
@@ -1474,8 +1600,29 @@ static void et_record_json(const HChar *ended, Int status, ULong instrs)
 		et_p(",\"stlb_hits\":%llu,\"stlb_misses\":%llu,\"stlb_misses_4k\":%llu,\"stlb_misses_2m\":%llu", h, w,
 		     s.walks[0], s.walks[1]);
 		et_p(",\"itlb_mpki\":%s,\"stlb_mpki\":%s", et_mpki(l1, instrs, b1), et_mpki(w, instrs, b2));
-		et_p(",\"estimated_cycles\":%llu,\"estimate_basis\":\"estimate only: %u cycles per second-level hit and %u per walk, assumed\"}",
+		et_p(",\"estimated_cycles\":%llu,\"estimate_basis\":\"estimate only: %u cycles per second-level hit and %u per walk, assumed\"",
 		     h * md->stlb_hit_cycles + w * md->walk_cycles, md->stlb_hit_cycles, md->walk_cycles);
+		/* The data side (zero with --data=no). */
+		const struct et_counts *d = &dcnt[m];
+		ULong dl1 = d->l1_miss[0] + d->l1_miss[1], dw = d->walks[0] + d->walks[1], dh = d->l2_hit[0] + d->l2_hit[1];
+		et_p(",\"arch\":");
+		et_pj(md->arch);
+		et_p(",\"data_l1\":[");
+		for (UInt i = 0; i < md->n_dl1; i++) {
+			if (i)
+				et_p(",");
+			et_geom_json(&md->dl1[i]);
+		}
+		et_p("],\"data_l2\":");
+		et_geom_json(md->dl2.sets ? &md->dl2 : &md->l2);
+		et_p(",\"data_l2_shared\":%s", md->dl2.sets ? "false" : "true");
+		et_p(",\"dtlb_misses\":%llu,\"dtlb_misses_4k\":%llu,\"dtlb_misses_2m\":%llu", dl1, d->l1_miss[0],
+		     d->l1_miss[1]);
+		et_p(",\"data_l2_hits\":%llu,\"data_walks\":%llu,\"data_walks_4k\":%llu,\"data_walks_2m\":%llu", dh, dw,
+		     d->walks[0], d->walks[1]);
+		et_p(",\"dtlb_mpki\":%s,\"data_walks_mpki\":%s", et_mpki(dl1, instrs, b1), et_mpki(dw, instrs, b2));
+		et_p(",\"walks_total\":%llu,\"data_estimated_cycles\":%llu}", w + dw,
+		     dh * md->stlb_hit_cycles + dw * md->walk_cycles);
 	}
 	et_p("],\"objects\":[");
 	UInt k;
@@ -1512,6 +1659,11 @@ static void et_record_text(const HChar *ended, Int status, ULong instrs)
 		et_p(" '%s'", record_label);
 	et_p("\nitlbgrind: %'llu instructions; %u thread(s); lookups on a page change: %'llu on 4K pages, %'llu on 2M pages\n",
 	     instrs, threads_seen, f4, f2);
+	if (clo_data)
+		et_p("itlbgrind: data lookups on a page change: %'llu on 4K pages, %'llu on 2M pages\n", dfetch[0],
+		     dfetch[1]);
+	else
+		et_p("itlbgrind: data translations not modelled (--data=no)\n");
 	et_p("itlbgrind: page sizes from %s, %llu rescans (%llu full)", et_source_name(), rescans, rescans_full);
 	if (undetermined_windows)
 		et_p(", %llu windows undetermined (counted as 4K)", undetermined_windows);
@@ -1535,6 +1687,23 @@ static void et_record_text(const HChar *ended, Int status, ULong instrs)
 		et_p("itlbgrind:   estimate only (assumed %u cycles per %s hit, %u per walk): %'llu cycles\n",
 		     md->stlb_hit_cycles, md->l2.name, md->walk_cycles,
 		     h * md->stlb_hit_cycles + w * md->walk_cycles);
+		if (clo_data) {
+			const struct et_counts *d = &dcnt[m];
+			ULong dl1 = d->l1_miss[0] + d->l1_miss[1], dw = d->walks[0] + d->walks[1];
+			const struct et_tlb_geom *g2 = md->dl2.sets ? &md->dl2 : &md->l2;
+			et_p("itlbgrind:   data: ");
+			for (UInt i = 0; i < md->n_dl1; i++) {
+				et_geom_text(&md->dl1[i]);
+				et_p("; ");
+			}
+			if (md->dl2.sets)
+				et_geom_text(&md->dl2);
+			else
+				et_p("the %s above", md->l2.name);
+			et_p("\nitlbgrind:   L1 dTLB misses %'llu (4K %'llu, 2M %'llu), MPKI %s; data walks (%s misses) %'llu (4K %'llu, 2M %'llu), MPKI %s\n",
+			     dl1, d->l1_miss[0], d->l1_miss[1], et_mpki(dl1, instrs, b1), g2->name, dw, d->walks[0],
+			     d->walks[1], et_mpki(dw, instrs, b2));
+		}
 	}
 	UInt k;
 	UInt *idx = et_sorted_objs(&k);

@@ -2,6 +2,7 @@
 # test.sh — itlbgrind against known answers.
 #
 #   test.sh --itlb BUILD/bench/itlb/itlb --pages PATH/itlb_pages --json-flat PATH/json_flat
+#           [--datamix PATH/itlb_datamix]
 #           [--lib libenormoustext.so --bigtext PATH/bigtext --libbigtext PATH/libbigtext.so]
 #
 # 1. itlb_pages runs a loop over exactly N code pages (stride S, on 4 KiB or
@@ -13,7 +14,11 @@
 #    pages of the loop than it has ways misses on every one of them, a set
 #    holding no more hits; the second level sees only the first level's
 #    misses).  N runs below and above each array's capacity and
-#    associativity; instructions must be 10 * (N + 3) per thread.
+#    associativity; instructions must be 10 * (N + 3) per thread.  These
+#    runs leave data translations out (--data=no): on a core whose second
+#    level is shared, the program's own loads and stores between
+#    snapshots would take entries of a set the loop fills exactly.  Every
+#    core of --model=all is checked, Arm's included.
 # 2. The same with the page sizes read from smaps instead of PAGEMAP_SCAN,
 #    and with page sizes ignored (--huge-source=none), which must give the
 #    4 KiB answer for code that is on 2 MiB pages (the test can fail).
@@ -29,6 +34,17 @@
 # 5. With --lib/--bigtext: bigtext plain and with libenormoustext.so
 #    preloaded, twice each: identical counts run to run, the plain text on
 #    4 KiB pages, the preloaded windows seen as 2 MiB pages, fewer misses.
+# 5b. With --datamix: data translations.  itlb_datamix calls 6 MiB of
+#    code (1536 4 KiB pages) at random, alone and with a random read of
+#    256 MiB of 4 KiB data pages per call.  Golden Cove (a 2048-entry STLB
+#    shared with data) must walk for code rarely without the data (at most
+#    2% of calls) and several-fold more with it (at least 3x, and at least
+#    20% of calls); Zen 4 (a 512-entry L2 iTLB of its own) walks for code
+#    on about two calls in three either way, within 5%; every core misses
+#    its L1 dTLB on at least 90% of the data reads; with --data=no the
+#    same data run gives Golden Cove the code walks of the run without
+#    data (the rise is the data model's).  The data arrays reported must be
+#    the documented ones.
 # 6. payback on hand-made records and a report whose answers are worked out
 #    here: the cycles saved (each model at the costs in its estimate_basis),
 #    the move's cycles at --ghz, when it pays back; an object not moved not
@@ -39,12 +55,13 @@ set -u
 # as copies every run (not primed into zero-copy by an earlier run)
 export ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_PRIME=0
 
-ITLB= PAGES= JSON_FLAT= LIB= BIGTEXT= LIBBIGTEXT=
+ITLB= PAGES= JSON_FLAT= LIB= BIGTEXT= LIBBIGTEXT= DATAMIX=
 while (($#)); do
 	case $1 in
 	--itlb) ITLB=$2; shift 2 ;;
 	--pages) PAGES=$2; shift 2 ;;
 	--json-flat) JSON_FLAT=$2; shift 2 ;;
+	--datamix) DATAMIX=$2; shift 2 ;;
 	--lib) LIB=$2; shift 2 ;;
 	--bigtext) BIGTEXT=$2; shift 2 ;;
 	--libbigtext) LIBBIGTEXT=$2; shift 2 ;;
@@ -61,10 +78,27 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { checks=$((checks + 1)); }
 
 # The cited geometry of each model (itlb_model.h): L1 4K sets ways, L1 2M
-# sets ways, L2 sets ways, L2 ways a 2M entry may take.
+# sets ways, L2 sets ways, L2 ways a 2M entry may take.  A core with one L1
+# array for both page sizes repeats it.
 MODELS="goldencove 32 8 1 32 128 16 8
 zen4 1 64 1 64 64 8 8
-skylake 16 8 1 8 128 12 12"
+zen3 1 64 1 64 64 8 8
+skylake 16 8 1 8 128 12 12
+neoverse-n1 1 48 1 48 256 5 5
+neoverse-v1 1 48 1 48 256 8 8
+neoverse-v2 1 48 1 48 256 8 8"
+# The data side (itlb_model.h): L1 dTLB 4K sets ways, 2M sets ways (the
+# same again for one array), the second level's sets ways, and whether it
+# is the one shared with instructions.
+DMODELS="goldencove 16 6 8 4 128 16 true
+zen4 1 72 1 72 128 24 false
+zen3 1 64 1 64 128 16 false
+skylake 16 4 8 4 128 12 true
+neoverse-n1 1 48 1 48 256 5 true
+neoverse-v1 1 48 1 48 256 8 true
+neoverse-v2 1 48 1 48 256 8 true"
+# One L1 array for both page sizes.
+single_l1() { [[ $1 == zen* || $1 == neoverse-* ]]; }
 
 # flat FILE: validate FILE as JSON and write FILE.flat (PATH TAB TYPE TAB VALUE).
 flat() {
@@ -106,7 +140,7 @@ check_geometry() {
 		[[ -n $i ]] || { fail "model $name missing from the record"; continue; }
 		local got="$(jv "$f" ".models[$i].l1[0].sets") $(jv "$f" ".models[$i].l1[0].ways")"
 		local want="$s1 $w1"
-		if [[ $name != zen4 ]]; then
+		if ! single_l1 "$name"; then
 			got+=" $(jv "$f" ".models[$i].l1[1].sets") $(jv "$f" ".models[$i].l1[1].ways")"
 			want+=" $s2 $w2"
 		fi
@@ -114,6 +148,20 @@ check_geometry() {
 		want+=" $s3 $w3 $w3h"
 		[[ $got == "$want" ]] && ok || fail "$name geometry reported as '$got', documented '$want'"
 	done <<< "$MODELS"
+	local d1s d1w d2s d2w dls dlw shared
+	while read -r name d1s d1w d2s d2w dls dlw shared; do
+		i=$(model_index "$f" "$name")
+		[[ -n $i ]] || continue
+		local got="$(jv "$f" ".models[$i].data_l1[0].sets") $(jv "$f" ".models[$i].data_l1[0].ways")"
+		local want="$d1s $d1w"
+		if ! single_l1 "$name"; then
+			got+=" $(jv "$f" ".models[$i].data_l1[1].sets") $(jv "$f" ".models[$i].data_l1[1].ways")"
+			want+=" $d2s $d2w"
+		fi
+		got+=" $(jv "$f" ".models[$i].data_l2.sets") $(jv "$f" ".models[$i].data_l2.ways") $(jv "$f" ".models[$i].data_l2_shared")"
+		want+=" $dls $dlw $shared"
+		[[ $got == "$want" ]] && ok || fail "$name data geometry reported as '$got', documented '$want'"
+	done <<< "$DMODELS"
 }
 
 # pages_run OUT ARGS...: one run of itlb_pages under itlbgrind (its options
@@ -123,7 +171,7 @@ pages_run() {
 	local out=$1
 	shift
 	rm -f "$out"
-	"$ITLB" -q --model=all --json=yes --out="$out" ${TOOLOPT[@]+"${TOOLOPT[@]}"} "$PAGES" "$@" \
+	"$ITLB" -q --model=all --json=yes --data=no --out="$out" ${TOOLOPT[@]+"${TOOLOPT[@]}"} "$PAGES" "$@" \
 		> "$out.stdout" 2> "$out.stderr"
 	echo $?
 }
@@ -276,7 +324,7 @@ case_pages threads-3x512 0 512 $K --threads 3
 # fork: the child's record counts from the fork, with an empty TLB.
 fork_run() {
 	rm -f "$tmp"/fork$1.*.json
-	"$ITLB" -q --model=all --json=yes --out="$tmp/fork$1.%p.json" "$PAGES" --iters "$1" --pages 1024 --fork \
+	"$ITLB" -q --model=all --json=yes --data=no --out="$tmp/fork$1.%p.json" "$PAGES" --iters "$1" --pages 1024 --fork \
 		> "$tmp/fork$1.stdout" 2> "$tmp/fork$1.stderr" || { fail "fork run ($1 iterations) failed"; return 1; }
 	local f n=0
 	for f in "$tmp"/fork$1.*.json; do
@@ -290,7 +338,7 @@ fork_run() {
 if fork_run 10 && fork_run 20; then
 	for who in parent child; do
 		a="$tmp/fork10.$who.json" b="$tmp/fork20.$who.json"
-		for model in goldencove zen4 skylake; do
+		for model in goldencove zen4 skylake neoverse-n1; do
 			i=$(model_index "$a" "$model")
 			d=$(( $(jv "$b" ".models[$i].itlb_misses") - $(jv "$a" ".models[$i].itlb_misses") ))
 			want=$(expected 1024 $K 0 0 1 | awk -v m="$model" '$1 == m { print 10 * $2 }')
@@ -658,6 +706,59 @@ if [[ -n $LIB && -n $BIGTEXT && -n $LIBBIGTEXT ]]; then
 	fi
 else
 	echo "(no --lib/--bigtext/--libbigtext: the preloaded-library check is left out)"
+fi
+
+if [[ -n $DATAMIX ]]; then
+	echo "== data translations: 6 MiB of code called at random, with and without a random read of 256 MiB"
+	# dm_run NAME DATA-MIB OPTIONS...: the two snapshots of one run, flattened.
+	dm_run() {
+		local name=$1 mib=$2 r="$tmp/dm-$1"
+		shift 2
+		rm -f "$r.json"
+		"$ITLB" -q --model=all --json=yes "$@" --out="$r.json" "$DATAMIX" --data-mib "$mib" \
+			> "$r.stdout" 2> "$r.stderr" || { fail "itlb_datamix ($name) failed: $(tail -3 "$r.stderr")"; return 1; }
+		[[ $(wc -l < "$r.json") == 3 ]] || { fail "itlb_datamix ($name): $(wc -l < "$r.json") records, expected 3"; return 1; }
+		sed -n 1p "$r.json" > "$r.a.json"
+		sed -n 2p "$r.json" > "$r.b.json"
+		flat "$r.a.json" && flat "$r.b.json"
+	}
+	# dm NAME MODEL FIELD: the field's growth over the measured calls.
+	dm() {
+		local r="$tmp/dm-$1" i
+		i=$(model_index "$r.a.json" "$2")
+		echo $(( $(jv "$r.b.json" ".models[$i].$3") - $(jv "$r.a.json" ".models[$i].$3") ))
+	}
+	calls=50000
+	if dm_run code 0 && dm_run data 256 && dm_run nodata-model 256 --data=no; then
+		check_geometry "$tmp/dm-data.b.json"
+		printf '  %-12s %9s %9s %9s %9s %9s   (per %d calls)\n' core "L1i miss" "walks" "+data" "dTLB miss" "data walk" "$calls"
+		while read -r model _; do
+			printf '  %-12s %9s %9s %9s %9s %9s\n' "$model" "$(dm data "$model" itlb_misses)" \
+			       "$(dm code "$model" stlb_misses)" "$(dm data "$model" stlb_misses)" \
+			       "$(dm data "$model" dtlb_misses)" "$(dm data "$model" data_walks)"
+			dl=$(dm data "$model" dtlb_misses)
+			((dl * 10 >= calls * 9)) && ok || fail "$model: $dl L1 dTLB misses for $calls random reads of 256 MiB (expected at least 90%)"
+			dc=$(dm code "$model" dtlb_misses)
+			((dc * 100 <= calls)) && ok || fail "$model: $dc L1 dTLB misses in the run without data (expected at most 1% of calls)"
+		done <<< "$MODELS"
+		w0=$(dm code goldencove stlb_misses) w1=$(dm data goldencove stlb_misses) wn=$(dm nodata-model goldencove stlb_misses)
+		((w0 * 50 <= calls)) && ok || fail "goldencove: $w0 code walks without data for $calls calls of 6 MiB of code (expected at most 2%: it fits the STLB)"
+		((w1 >= 3 * w0 && w1 * 5 >= calls)) && ok ||
+			fail "goldencove: $w1 code walks with the data reads, $w0 without (expected at least 3x and 20% of calls)"
+		[[ $wn == "$w0" ]] && ok || fail "goldencove with --data=no: $wn code walks with the data reads, expected $w0 (the run without)"
+		z0=$(dm code zen4 stlb_misses) z1=$(dm data zen4 stlb_misses)
+		d=$(( z1 > z0 ? z1 - z0 : z0 - z1 ))
+		((z0 * 10 >= calls * 3 && d * 20 <= z0)) && ok ||
+			fail "zen4: $z0 code walks without data, $z1 with (expected the same within 5%, at least 30% of calls: its L2 iTLB is its own)"
+		dw=$(dm data goldencove data_walks)
+		((dw * 10 >= calls * 9)) && ok || fail "goldencove: $dw data walks for $calls random reads of 256 MiB (expected at least 90%)"
+		[[ $(jv "$tmp/dm-data.b.json" .data_model) == true && $(jv "$tmp/dm-nodata-model.b.json" .data_model) == false &&
+		   $(jv "$tmp/dm-nodata-model.b.json" .dtlb_misses) == 0 ]] && ok ||
+			fail "data_model / dtlb_misses at the top of the record do not follow --data"
+		echo "  goldencove code walks: $w0 without the data, $w1 with it ($wn with --data=no); zen4: $z0 and $z1"
+	fi
+else
+	echo "(no --datamix: the data-translation check is left out)"
 fi
 
 echo "== payback: the cycles saved and the cost of the move, from hand-made records"
