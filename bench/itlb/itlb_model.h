@@ -269,6 +269,10 @@ struct et_tlb {
 	et_u64 *key;
 	et_u64 *stamp;
 	et_u64 clock;
+	/* The entries used last (indexes into key[]), looked at before the
+	 * scan of a wide set: only the order of the search, not its result
+	 * (a key is in an array at most once). */
+	unsigned long recent[4];
 };
 
 /* Words of memory one array needs (key + stamp per entry). */
@@ -289,6 +293,8 @@ static inline void et_tlb_init(struct et_tlb *t, const struct et_tlb_geom *g, et
 	t->clock = 0;
 	for (unsigned long i = 0; i < 2 * n; i++)
 		mem[i] = 0;
+	for (unsigned i = 0; i < 4; i++)
+		t->recent[i] = 0;
 }
 
 static inline unsigned et_ps_shift(unsigned ps)
@@ -309,9 +315,26 @@ static inline int et_tlb_access(struct et_tlb *t, et_u64 addr, unsigned ps)
 	unsigned long base = (unsigned long)(vpn % t->sets) * t->ways;
 	et_u64 *k = t->key + base, *s = t->stamp + base;
 	et_u64 now = ++t->clock;
+	if (t->ways > 8) {
+		for (unsigned i = 0; i < 4; i++) {
+			unsigned long j = t->recent[i];
+			if (t->key[j] == key) {
+				t->stamp[j] = now;
+				if (i) {
+					t->recent[i] = t->recent[0];
+					t->recent[0] = j;
+				}
+				return 1;
+			}
+		}
+	}
 	for (unsigned w = 0; w < t->ways; w++) {
 		if (k[w] == key) {
 			s[w] = now;
+			t->recent[3] = t->recent[2];
+			t->recent[2] = t->recent[1];
+			t->recent[1] = t->recent[0];
+			t->recent[0] = base + w;
 			return 1;
 		}
 	}
@@ -329,6 +352,10 @@ static inline int et_tlb_access(struct et_tlb *t, et_u64 addr, unsigned ps)
 	}
 	k[victim] = key;
 	s[victim] = now;
+	t->recent[3] = t->recent[2];
+	t->recent[2] = t->recent[1];
+	t->recent[1] = t->recent[0];
+	t->recent[0] = base + victim;
 	return 0;
 }
 

@@ -2,13 +2,16 @@
  * itlbgrind — a Valgrind tool that counts instruction-translation (iTLB)
  * misses deterministically: every guest instruction fetch goes through a
  * model of the first- and second-level instruction TLBs of published cores
- * (itlb_model.h), with each page's size taken from what the kernel really
+ * (itlb_model.h), and every load and store through their data TLBs
+ * (--data=yes, the default: the second level shared with code where the
+ * core shares it), with each page's size taken from what the kernel really
  * mapped for the process.  This machine has no hardware PMU and time is too
  * noisy to resolve what huge text pages buy; a count that is the same on
  * every run can.
  *
  * Owns: instrumentation (one helper call per instruction-page change, an
- * inline instruction count per run of instructions), the per-thread TLB
+ * inline instruction count per run of instructions, an inline compare and
+ * a helper call per data-page change), the per-thread TLB
  * state, the map of 2 MiB windows on huge pages (PAGEMAP_SCAN, or smaps +
  * kpageflags), the object names, the per-process result records and the
  * snapshots asked for from outside (--snapshot-file).

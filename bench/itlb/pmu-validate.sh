@@ -56,8 +56,12 @@ if [[ -z $MODEL ]]; then
 		MODEL=goldencove ;;   # Sapphire/Emerald Rapids, Alder Lake, Raptor Lake
 	GenuineIntel:6:85|GenuineIntel:6:94|GenuineIntel:6:78|GenuineIntel:6:142|GenuineIntel:6:158|GenuineIntel:6:165)
 		MODEL=skylake ;;      # Skylake(-SP), Cascade Lake, Kaby/Coffee/Comet Lake
-	AuthenticAMD:23:*|AuthenticAMD:25:*)
-		MODEL=zen4 ;;         # Zen 2, 3, 4
+	AuthenticAMD:23:*)
+		MODEL=zen3 ;;         # Zen 2 (the zen3 model covers Zen 2 and 3)
+	AuthenticAMD:25:*)
+		# family 19h: Zen 4 is models 10h-1Fh, 60h-7Fh, A0h-AFh; the rest Zen 3
+		if (( (cpumodel >= 16 && cpumodel <= 31) || (cpumodel >= 96 && cpumodel <= 127) ||
+		      (cpumodel >= 160 && cpumodel <= 175) )); then MODEL=zen4; else MODEL=zen3; fi ;;
 	*)
 		echo "pmu-validate.sh: no model for $vendor family $family model $cpumodel: name one with --model" >&2
 		exit 2 ;;
