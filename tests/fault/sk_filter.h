@@ -65,7 +65,7 @@ static const struct sk_sc sk_sc_table[] = {
 	{ "perf_event_open", SYS_perf_event_open }, { "timer_create", SYS_timer_create },
 	{ "timer_settime", SYS_timer_settime }, { "rt_sigaction", SYS_rt_sigaction }, { "ioctl", SYS_ioctl },
 	{ "unshare", SYS_unshare }, { "close_range", 436 }, { "pidfd_open", 434 }, { "pidfd_getfd", 438 },
-	{ "getdents64", SYS_getdents64 },
+	{ "getdents64", SYS_getdents64 }, { "fstatfs", SYS_fstatfs }, { "cachestat", 451 },
 	/* not faultrun's: for the self-checks and by hand */
 	{ "clone", SYS_clone },
 #ifdef SYS_clone3
