@@ -93,6 +93,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <sys/vfs.h>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -122,11 +123,29 @@ struct file_cache {
 	int fd;
 	uint32_t object;
 	bool tried;
+	bool overlay;   /* the file is on overlayfs (see window_file) */
 };
+
+#define OVERLAYFS_MAGIC 0x794c7630
+
+static bool on_overlay(int fd)
+{
+	int saved = errno;
+	struct statfs st;
+	bool r = fstatfs(fd, &st) == 0 && (unsigned long)(unsigned int)st.f_type == OVERLAYFS_MAGIC;
+	errno = saved;
+	return r;
+}
 
 /* An open file descriptor for the file the window maps, or -1 with the
  * reason set.  The path is only a way to find the file: it must be the
- * very inode the mapping holds (a package upgrade replaces the file). */
+ * very inode the mapping holds (a package upgrade replaces the file).
+ * On overlayfs that is not enough: a file copied up to the upper layer
+ * (opened for writing, or its metadata changed) keeps its st_dev and
+ * st_ino, while the path now opens the upper copy, which may say
+ * something else than the lower file the process maps — fc->overlay, and
+ * the bytes are compared before they replace any (stage_file, copy_in,
+ * swap_locked). */
 static int window_file(struct et_run *run, struct et_window *w, struct file_cache *fc)
 {
 	if (!fc->tried || fc->object != w->object) {
@@ -146,6 +165,7 @@ static int window_file(struct et_run *run, struct et_window *w, struct file_cach
 			fd = -2;
 		}
 		fc->fd = fd;
+		fc->overlay = fd >= 0 && on_overlay(fd);
 	}
 	if (fc->fd < 0) {
 		w->reason = ET_R_FILE_CHANGED;
@@ -168,6 +188,8 @@ static void touch_first(const char *slot)
 	(void)*(volatile const char *)slot;
 }
 
+static bool window_same_locked(struct et_run *run, struct et_window *w, const void *slot, uint64_t H);
+
 static void stage_file(struct et_run *run, struct et_window *w, uint64_t H, struct file_cache *fc)
 {
 	void *slot = (void *)(uintptr_t)w->slot;
@@ -189,6 +211,12 @@ static void stage_file(struct et_run *run, struct et_window *w, uint64_t H, stru
 	/* Kernels with CONFIG_READ_ONLY_THP_FOR_FS can gather small cached
 	 * pages into a huge folio; elsewhere this is EINVAL, and smaps says. */
 	(void)et_os_advise(slot, H, MADV_COLLAPSE);
+	/* overlayfs: the slot maps whatever file the path opens now — a
+	 * copy-up since the load may say something else than the lower file
+	 * the window maps: the window's own bytes decide (a copy read back,
+	 * repriming, is compared at its swap) */
+	if (fc->overlay && !w->repriming && !window_same_locked(run, w, slot, H))
+		return;
 	w->staged = true;
 }
 
@@ -267,6 +295,41 @@ static void mem_copy_locked(void *arg, unsigned long long adds, unsigned long lo
 	m->done = true;
 }
 
+/* Do the slot's H bytes say what window w's do?  Read under the loader's
+ * lock, only if w is still the text the pass planned; false with the
+ * reason set otherwise.  Costs a read of both (the slot's pages faulted
+ * in): for overlayfs only (stage_file). */
+struct same_check {
+	struct et_run *run;
+	const struct et_window *w;
+	const void *slot;
+	uint64_t H;
+	int same;    /* -1: not compared (unloaded) */
+};
+
+static void same_check_locked(void *arg, unsigned long long adds, unsigned long long subs)
+{
+	(void)adds;
+	struct same_check *m = arg;
+	g_presence_read = false;
+	if (!still_planned(m->run, m->w, subs))
+		return;
+	m->same = memcmp(m->slot, (const void *)(uintptr_t)m->w->addr, m->H) == 0;
+}
+
+static bool window_same_locked(struct et_run *run, struct et_window *w, const void *slot, uint64_t H)
+{
+	struct same_check m = { run, w, slot, H, -1 };
+	et_loader_locked(same_check_locked, &m);
+	if (m.same == 1)
+		return true;
+	w->reason = m.same < 0 ? ET_R_UNLOADED : ET_R_FILE_CHANGED;
+	w->err = 0;
+	if (m.same < 0)
+		run->unloaded = true;
+	return false;
+}
+
 /* Step 2 for [dst, dst + len), the window's bytes at src: from the file
  * where the window has one (see the banner), else from memory.  0 or an
  * errno (the reason set when it is not the file's fault). */
@@ -275,7 +338,7 @@ static int copy_in(struct et_run *run, struct et_window *w, char *dst, const cha
 {
 	if (w->inode) {
 		int fd = window_file(run, w, fc);
-		if (fd >= 0) {
+		if (fd >= 0 && !fc->overlay) {
 			uint64_t off = w->copy_off;
 			while (len > 0) {
 				ssize_t r = pread(fd, dst, len, (off_t)off);
@@ -289,7 +352,9 @@ static int copy_in(struct et_run *run, struct et_window *w, char *dst, const cha
 			}
 			return 0;
 		}
-		/* not at its path any more (replaced, deleted): from memory */
+		/* not at its path any more (replaced, deleted), or on
+		 * overlayfs, where the path may open a copy-up that says
+		 * something else (window_file): from memory */
 		w->reason = ET_R_NONE;
 		w->err = 0;
 	}
@@ -500,6 +565,17 @@ static void swap_locked(void *arg, unsigned long long adds, unsigned long long s
 			run->unloaded = true;
 			continue;
 		}
+		/* A copy read back from its file (repriming): the file must
+		 * still say what the copy says — a file rewritten in place
+		 * since the copy, or copied up on overlayfs (same st_ino, other
+		 * bytes), keeps the copy.  The slot is one PMD-mapped folio
+		 * (checked by smaps): nothing faults here. */
+		if (w->repriming && memcmp((const void *)(uintptr_t)w->slot, (const void *)(uintptr_t)w->addr, H) != 0) {
+			w->reason = ET_R_FILE_CHANGED;
+			w->err = 0;
+			run->objs[w->object].elapsed_ns += et_now_ns() - t;
+			continue;
+		}
 		if (w->pad && !claim_free_parts(w)) {
 			run->objs[w->object].elapsed_ns += et_now_ns() - t;
 			continue;
@@ -543,7 +619,7 @@ static void remap_round(struct et_run *run, enum et_backend b, size_t k, long *p
 	/* Steps 1-3.  A worker asked to stand down stops here, between two
 	 * windows: those not staged stay as they are. */
 	size_t i = 0;
-	struct file_cache fc = { -1, 0, false };
+	struct file_cache fc = { -1, 0, false, false };
 	for (size_t j = 0; j < run->nwins; j++) {
 		struct et_window *w = &run->wins[j];
 		if (!pending(w, b))
@@ -653,8 +729,9 @@ static bool hugetlb_mremap_safe(void)
  * atomic swap.  From then on every process gets that window zero-copy.
  * It costs a re-read of each such window from disk, once.  By default
  * (auto) a file with dirty pages in the window (cachestat: someone is
- * writing it) or on a network file system is left as it is; with
- * ENORMOUSTEXT_PRIME=1 dirty pages are written out first.  A window whose
+ * writing it), or where the kernel cannot say (no cachestat), or on a
+ * network file system is left as it is; with ENORMOUSTEXT_PRIME=1 dirty
+ * pages are written out first.  A window whose
  * small pages other processes still map cannot be dropped (the kernel
  * keeps mapped pages): it stays a copy now, and the worker tries again
  * later (runtime/pass.c, et_pass_prime_later), when they may have moved on.
@@ -663,7 +740,9 @@ static void reprime(struct et_run *run, long *pool_left)
 {
 	const uint64_t H = run->si.pmd_size;
 	size_t k = 0;
-	struct file_cache fc = { -1, 0, false };
+	unsigned n_changed = 0, n_remote = 0, n_dirty = 0, n_unknown = 0;
+	long dirty;
+	struct file_cache fc = { -1, 0, false, false };
 	for (size_t j = 0; j < run->nwins; j++) {
 		struct et_window *w = &run->wins[j];
 		w->held_back = false;
@@ -679,6 +758,7 @@ static void reprime(struct et_run *run, long *pool_left)
 		int fd = window_file(run, w, &fc);
 		if (fd < 0) {
 			w->reason = ET_R_NONE;    /* it is huge (a copy): not a reason */
+			n_changed++;
 			continue;
 		}
 		if (run->opt.prime_sync) {
@@ -687,9 +767,21 @@ static void reprime(struct et_run *run, long *pool_left)
 			 * the contents do not change */
 			if (had != w->object)
 				fdatasync(fd);
-		} else if (et_os_remote_fs(fd) || et_os_dirty_pages(fd, w->file_off, H) > 0) {
-			/* by default: never another's I/O — no write-out of a file
-			 * someone is writing, no re-read over a network */
+		} else if (et_os_remote_fs(fd)) {
+			/* by default: never another's I/O — no re-read over a network */
+			n_remote++;
+			continue;
+		} else if ((dirty = et_os_dirty_pages(fd, w->file_off, H)) != 0) {
+			/* ...and no write-out of a file someone is writing: the
+			 * drop below starts one for every dirty page of the range.
+			 * Where the kernel cannot say (no cachestat(2) before
+			 * Linux 6.5, or a filter refuses it: -1), the window may be
+			 * dirty as well as not: it stays a copy (PRIME=1 writes it
+			 * out first, on purpose) */
+			if (dirty < 0)
+				n_unknown++;
+			else
+				n_dirty++;
 			continue;
 		}
 		posix_fadvise(fd, (off_t)w->file_off, (off_t)H, POSIX_FADV_DONTNEED);
@@ -701,6 +793,15 @@ static void reprime(struct et_run *run, long *pool_left)
 	}
 	if (fc.fd >= 0)
 		close(fc.fd);
+	if (n_changed)
+		et_log(3, "prime: %u copied window(s) stay copies: %s", n_changed, et_reason_text(ET_R_FILE_CHANGED));
+	if (n_remote)
+		et_log(3, "prime: %u copied window(s) stay copies: on a network file system", n_remote);
+	if (n_dirty)
+		et_log(3, "prime: %u copied window(s) stay copies: dirty pages in the page cache (cachestat)", n_dirty);
+	if (n_unknown)
+		et_log(3, "prime: %u copied window(s) stay copies: the kernel cannot say whether their pages are dirty (cachestat)",
+		       n_unknown);
 	if (k) {
 		et_log(3, "prime: %zu copied window(s) read back huge from their files", k);
 		remap_round(run, ET_BACKEND_FILE, k, pool_left);
