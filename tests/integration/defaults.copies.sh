@@ -15,7 +15,10 @@
 #                               ENORMOUSTEXT_COPY_MIN;
 #   hot 1.5 s, then all 2 s     the try 1 s after the pass looks again and
 #                               copies the others too: every window 'c';
-#   ENORMOUSTEXT_COPY_MIN=0     every window copied by the pass.
+#   ENORMOUSTEXT_COPY_MIN=0     every window copied by the pass;
+#   partrun-aligned, hot only   2 MiB p_align: congruent, the file written
+#                               out: the cold windows copied too, since
+#                               they are primed: every window 'z'.
 # Every run's results are its plain run's.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/defaults.bash"
@@ -84,5 +87,26 @@ lib later -- --hot-ms 1500 --all-ms 2000
 lib min0 ENORMOUSTEXT_COPY_MIN=0 -- --hot-ms 1500
 [ "$KINDS" = "$(all_c)" ] ||
 	fail "ENORMOUSTEXT_COPY_MIN=0: every window must be copied: window kinds '$KINDS', expected '$(all_c)'"
+
+# congruent (partrun-aligned: 2 MiB p_align), the file written out: the
+# windows that did not run are copied all the same, because they are
+# primed — read back huge into the page cache, then mapped zero-copy — and
+# from then on every process gets them from there; left small, they would
+# stay small for everyone.  Every window 'z' (zero-copy), none held back.
+[ -x "$IT_BIN/partrun-aligned" ] || fail "$IT_BIN/partrun-aligned is missing: build the tests first"
+cp "$IT_BIN/partrun-aligned" "$D/" || fail "cannot copy partrun-aligned"
+sync "$D/partrun-aligned"
+run aligned ENORMOUSTEXT_REPORT="$D/aligned.json" LD_PRELOAD="$PRE" -- ./partrun-aligned --hot-ms 2500
+[ "$RC" -eq 0 ] || fail "aligned: partrun-aligned exited $RC: $(grep -E 'FAIL|ERROR' "$OUT")"
+[ "$(grep '^partrun: results:' "$OUT")" = "$BASE" ] || fail "aligned: the results differ from the plain run's"
+grep -q '^partrun: windows .* congruent yes$' "$OUT" ||
+	skip "partrun-aligned (p_align 2 MiB) was not loaded congruent with its file: this kernel does not align PIEs to p_align"
+read -r NWIN HOT < <(sed -n 's/^partrun: windows \([0-9]*\) hot \([0-9]*\) .*/\1 \2/p' "$OUT")
+KINDS=$(report_val "$D/aligned.json" "$D/partrun-aligned" window_kinds)
+REASONS=$(report_reasons "$D/aligned.json" "$D/partrun-aligned")
+echo "-- aligned: $NWIN windows, the hot one is $HOT; window kinds '$KINDS'; reasons: $(tr '\n' '|' <<<"$REASONS")"
+echo "   what had run at 0.9 s: $(sed -n 's/^partrun: window \([0-9]*\): \([0-9]*\) KiB present/\1: \2 KiB/p' "$OUT" | tr '\n' ' ')"
+[ "$KINDS" = "$(printf 'z%.0s' $(seq "$NWIN"))" ] ||
+	fail "a congruent, clean file: every window must end zero-copy, the cold ones too (copied, then primed): window kinds '$KINDS'"
 
 pass

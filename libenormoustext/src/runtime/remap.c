@@ -940,12 +940,22 @@ static void budget_after(struct et_run *run, enum et_backend b, struct budget *b
  * window of which little has run since start-up — fewer of its pages in
  * the process's page tables than copy_min — is left as it is (ET_R_LITTLE_RUN),
  * and looked at again when the worker tries priming later.  Zero-copy
- * windows cost nothing of that kind and are never held back.  In the
+ * windows cost nothing of that kind and are never held back, nor are the
+ * congruent windows of files that will be primed: their copies are the
+ * way to zero-copy, for this process and the next ones.  In the
  * constructor nothing has run yet: every window is copied there (and a
  * profile or ENORMOUSTEXT_HOT=auto says which are hot instead), and
  * neither in a hurried pass (prctl(PR_SET_THP_DISABLE): the last chance).
  * Returns how many of the pending windows were held back.
  */
+/* Are copied windows primed (reprime) after the rounds? */
+static bool primes(const struct et_run *run)
+{
+	/* auto primes what ENORMOUSTEXT_BACKEND=auto had to copy; a copying
+	 * backend named on its own keeps its copies (PRIME=1 primes them) */
+	return run->opt.prime && (run->opt.prime_sync || run->opt.backend == ET_BACKEND_AUTO);
+}
+
 static size_t copy_gate(struct et_run *run, enum et_backend b)
 {
 	if (!run->deferred || !run->opt.copy_min || run->again)
@@ -960,6 +970,13 @@ static size_t copy_gate(struct et_run *run, enum et_backend b)
 	for (size_t j = 0; j < run->nwins; j++) {
 		struct et_window *w = &run->wins[j];
 		if (!pending(w, b) || w->heat_known)
+			continue;
+		/* a congruent window of a file is copied all the same where it
+		 * will be primed (reprime): the copy lasts until the window is
+		 * read back huge, and from then on every process maps it
+		 * zero-copy — a window left small now would stay small in the
+		 * page cache, for every process, for as long as one maps it */
+		if (primes(run) && w->congruent && w->inode && !w->pad)
 			continue;
 		const uint64_t lo = w->pad ? w->copy_lo : w->addr, hi = w->pad ? w->copy_hi : w->addr + run->si.pmd_size;
 		uint64_t present = et_os_pages_present_in(fd, lo, hi - lo) * (uint64_t)pg;
@@ -1013,8 +1030,6 @@ void et_remap_all(struct et_run *run, const enum et_backend *chain, int nchain)
 		}
 		budget_after(run, chain[c], &bg);
 	}
-	/* auto primes what ENORMOUSTEXT_BACKEND=auto had to copy; a copying
-	 * backend named on its own keeps its copies (PRIME=1 primes them) */
-	if (run->opt.prime && (run->opt.prime_sync || run->opt.backend == ET_BACKEND_AUTO))
+	if (primes(run))
 		reprime(run, &pool_left);
 }
