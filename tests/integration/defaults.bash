@@ -6,8 +6,8 @@
 # variable: a deferral of 1 s (ENORMOUSTEXT_DEFER), priming of copied
 # windows into zero-copy (ENORMOUSTEXT_PRIME=auto) with tries again 1, 4
 # and 16 s after the pass, and copies only of windows of which 256 KiB
-# have run (ENORMOUSTEXT_COPY_MIN).  lib.sh sets ENORMOUSTEXT_DEFER=0 for
-# every other test: unset here.  Only ENORMOUSTEXT_REPORT (and, where a
+# have run (ENORMOUSTEXT_COPY_MIN).  lib.sh sets ENORMOUSTEXT_DEFER=0 and
+# ENORMOUSTEXT_PRIME=0 for every other test: unset here.  Only ENORMOUSTEXT_REPORT (and, where a
 # test says so, _VERBOSE) is ever set on a library run.
 #
 # Defines:
@@ -35,7 +35,7 @@
 #                                  flattened report (json_flat)
 #   report_reasons REPORT FILE     its reasons, one a line
 #   mib KB                         kB as MiB with one decimal
-unset ENORMOUSTEXT_DEFER
+unset ENORMOUSTEXT_DEFER ENORMOUSTEXT_PRIME
 
 command -v python3 >/dev/null 2>&1 ||
 	skip "python3 is needed to write the copies out (fsync), drop them from the page cache and read cachestat(2)"
