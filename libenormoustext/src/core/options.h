@@ -18,7 +18,8 @@ enum et_backend {
 	ET_BACKEND__COUNT
 };
 
-/* ENORMOUSTEXT_MODE: the seed's modes are these bits (1, 2, 3). */
+/* ENORMOUSTEXT_MODE: Alibaba Cloud Linux's text-on-huge-pages modes 1, 2 and 3
+ * are these bits. */
 enum { ET_MODE_TEXT = 1, ET_MODE_JIT = 2 };
 
 enum et_option_id {
@@ -69,7 +70,7 @@ struct et_options {
 	uint64_t defer_rate;       /* the worker copies at most this many bytes a second (0: no limit) */
 	bool hot_auto;             /* ENORMOUSTEXT_HOT=auto: sample during the deferral, move the hot windows */
 	bool top_only;             /* this process only: the preload leaves LD_PRELOAD for its children */
-	unsigned mode;             /* ET_MODE_TEXT | ET_MODE_JIT (the seed's 1, 2, 3) */
+	unsigned mode;             /* ET_MODE_TEXT | ET_MODE_JIT (modes 1, 2, 3) */
 	bool seccomp_trust;        /* ENORMOUSTEXT_SECCOMP=trust: act under a seccomp filter */
 	uint64_t copy_min;         /* a deferred pass copies a window only if this much of it has run (0: every one) */
 };
