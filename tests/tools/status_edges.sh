@@ -16,6 +16,31 @@ t missing -- "$TOOL" status --explain "$W/none"
 expect_bad 1 "status --explain of a missing file" "^enormoustext status: $W/none: No such file or directory\$"
 expect_no_out
 
+# a library of the program that check's analysis cannot parse (its section
+# header table past the end of the file: the loader reads no section
+# headers, so the program runs): one line, status's own, naming the library
+# and who loads it; never check's prefix; the plan goes on without it
+printf 'int lib_fn(void) { return 3; }\n' >"$W/badsh.c"
+printf 'int lib_fn(void);\nint main(void) { return lib_fn() - 3; }\n' >"$W/usebad.c"
+cc_link "$W/libbadsh.so" "$W/badsh.c" -shared -fPIC
+cc_link "$W/usebad" "$W/usebad.c" -L"$W" -lbadsh -Wl,-rpath,"$W"
+python3 - "$W/libbadsh.so" <<'PY' || fail "cannot corrupt e_shoff"
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+assert b[4] == 2, "not ELF64"
+struct.pack_into("<Q", b, 0x28, len(b) + 0x100000)   # e_shoff past the end
+open(p, "wb").write(b)
+PY
+"$W/usebad" || fail "BASELINE: the program does not run with the library's section headers gone"
+t badlib -- "$TOOL" status --explain "$W/usebad"
+expect_rc 0 "status --explain of a program with a library check cannot parse"
+[ "$(wc -l <"$ERR")" = 1 ] || fail "not one line on stderr: $(cat "$ERR")"
+grep -qE "^enormoustext status: $W/libbadsh.so \\(loaded by $W/usebad\\): truncated: the section header table .*: left out of the plan\$" "$ERR" ||
+	fail "the library's error is not status's own line naming it: $(cat "$ERR")"
+grep -q "enormoustext check" "$ERR" && fail "the library's error names check"
+grep -q "$W/usebad" "$OUT" || fail "the plan does not go on with the program"
+
 # "backend auto would use: A, then B, then C" / "  A first: ...; then B...;
 # then C..." : the same names in the same order
 order_ok() { # FILE-with-the-two-lines LABEL

@@ -898,9 +898,7 @@ int et_cmd_collapse(int argc, char **argv)
 	int npids = a.nops;
 	if (npids <= 0)
 		return et_tool_usage("no PID given");
-	if (o.jit && o.profile_path)
-		return et_tool_usage("--profile names files by build-id and JIT code has none: "
-		                     "give --jit or --profile, not both");
+	/* --jit with --profile: the parser refuses the pair (one group) */
 	struct cproc *ps = calloc((size_t)npids, sizeof *ps);
 	if (!ps) {
 		et_tool_err("out of memory");

@@ -331,17 +331,45 @@ static const char *needed_by(const struct plan *pl, const char *name)
 	return NULL;
 }
 
+/* check_elf's analysis of one object of the plan; a file it cannot parse
+ * is said as status's own line ("enormoustext status: PATH: why", never
+ * `check`'s prefix: the user ran status), naming what loads it.  0 or -1. */
+static int summary(const char *path, const char *loaded_by, const struct et_check_opts *co,
+                   struct et_check_summary *cs)
+{
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&msg, &len);
+	int rc = et_check_summary(path, co, cs, m ? m : stderr);
+	if (m)
+		fclose(m);
+	if (rc != 0) {
+		/* check_elf's line: "enormoustext check: PATH: why" */
+		const char *why = msg ? strstr(msg, ": ") : NULL;
+		why = why ? strstr(why + 2, ": ") : NULL;
+		if (msg)
+			et_tool_trim(msg);
+		if (loaded_by)
+			et_tool_err("%s (loaded by %s): %s: left out of the plan", path, loaded_by,
+			            why ? why + 2 : "cannot be read");
+		else
+			et_tool_err("%s: %s", path, why ? why + 2 : "cannot be read");
+	}
+	free(msg);
+	return rc != 0 ? -1 : 0;
+}
+
 /* The program, its interpreter and the libraries it loads (as its own
  * loader lists them), in load order. */
 static int collect(struct plan *pl, const char *program, const struct et_check_opts *co)
 {
 	if (add_obj(pl, program, NULL) != 0)
 		return -1;
-	if (et_check_summary(program, co, &pl->o[0].cs, stderr) != 0)
+	if (summary(program, NULL, co, &pl->o[0].cs) != 0)
 		return -1;
 	if (pl->o[0].cs.interp[0]) {
 		long i = add_obj(pl, pl->o[0].cs.interp, program);
-		if (i > 0 && et_check_summary(pl->o[i].path, co, &pl->o[i].cs, stderr) != 0)
+		if (i > 0 && summary(pl->o[i].path, program, co, &pl->o[i].cs) != 0)
 			pl->n--;
 	}
 	struct et_tool_libs libs;
@@ -363,7 +391,7 @@ static int collect(struct plan *pl, const char *program, const struct et_check_o
 		 * DT_NEEDED names the loader by its file name */
 		const char *base = strrchr(l->name, '/');
 		long j = add_obj(pl, l->path, needed_by(pl, l->needed || !base ? l->name : base + 1));
-		if (j > 0 && et_check_summary(pl->o[j].path, co, &pl->o[j].cs, stderr) != 0)
+		if (j > 0 && summary(pl->o[j].path, program, co, &pl->o[j].cs) != 0)
 			pl->n--;     /* said why; not counted */
 	}
 	et_tool_libs_free(&libs);
