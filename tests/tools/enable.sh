@@ -147,4 +147,103 @@ if readelf -lW /bin/ls 2>/dev/null | grep -q 'Requesting program interpreter'; t
 		"--prime: $W/oddinterp: its loader /bin/ls is not a loader \\(it has an interpreter of its own\\): not run"
 fi
 
+
+# --- --json: valid (json.tool and the strict checker), the lines' facts:
+# each file with its action, the drop-in's environment, the reload, the
+# warnings said on stderr; for a unit and (under --root) for --binary
+jpair() { # LABEL ARGS...: the text form on a copy of the tree, the JSON on another
+	local label=$1
+	shift
+	rm -rf "$W/ja" "$W/jb"; cp -a "$R" "$W/ja"; cp -a "$R" "$W/jb"
+	t "$label.text" -- "$TOOL" "$@" --root "$W/ja"
+	expect_rc 0 "$label (text)"
+	sed "s|$W/ja|ROOT|g" "$OUT" >"$W/$label.text"; sed "s|$W/ja|ROOT|g" "$ERR" >"$W/$label.err"
+	t "$label.json" -- "$TOOL" "$@" --root "$W/jb" --json
+	expect_rc 0 "$label (--json)"
+	json "$OUT"
+	python3 -m json.tool "$OUT" >/dev/null || fail "$label: python3 -m json.tool refuses it"
+	sed "s|$W/jb|ROOT|g" "$OUT" >"$W/$label.json"; sed "s|$W/jb|ROOT|g" "$ERR" >"$W/$label.jerr"
+	cmp -s "$W/$label.err" "$W/$label.jerr" || fail "$label: --json changed what stderr says"
+	diff -r --no-dereference "$W/ja" "$W/jb" >/dev/null || fail "$label: --json changed the tree otherwise than the text form"
+	python3 - "$W/$label.json" "$W/$label.text" "$W/$label.err" "$@" <<'PY' || fail "$label: the JSON and the lines disagree"
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+err = [l for l in open(sys.argv[3]).read().splitlines()]
+args = sys.argv[4:]
+lines = text.splitlines()
+def need(cond, what):
+    if not cond:
+        sys.exit(what)
+need(j["command"] == args[0], "command %s" % j["command"])
+need(j["dry_run"] == ("--dry-run" in args or "-n" in args), "dry_run")
+need(j["root"] == "ROOT", "root %s" % j["root"])
+warn = [re.sub(r"^enormoustext (enable|disable): warning: ", "", l) for l in err if ": warning: " in l]
+need(j["warnings"] == warn, "warnings: json %s, stderr %s" % (j["warnings"], warn))
+# each file: its path in the lines with the verb of its action
+verbs = {"write": ("wrote", "listed", "already listed:"), "would write": ("would write",),
+         "remove": ("removed",), "would remove": ("would remove",), "would link": ("would link",),
+         "would keep": ("would keep",), "keep": ("kept",), "unchanged": ("",), "link": None,
+         "put back": ("put back",), "would put back": ("would put back",),
+         "remove the line": ("removed the line",), "would remove the line": ("would remove the line",)}
+for f in j["files"]:
+    need(f["action"] in verbs, "unknown action %s" % f["action"])
+    if verbs[f["action"]] is None:
+        continue       # the link: the lines do not say it (its target is in the 'wrote' line)
+    hit = [l for l in lines if f["path"] in l and any(l.startswith(v) or v in l for v in verbs[f["action"]])]
+    need(hit, "%s %s: not in the lines" % (f["action"], f["path"]))
+    for k in ("target", "in", "from", "entry"):
+        if k in f:
+            need(any(f[k] in l for l in lines), "%s %s: its %s %s not in the lines" % (f["action"], f["path"], k, f[k]))
+# every path the lines name as written or removed is a file of the JSON
+paths = {f["path"] for f in j["files"]}
+for l in lines:
+    m = re.match(r"^(wrote|removed|would write|would remove) (ROOT[^\s,:]+)", l)
+    if m:
+        need(m.group(2) in paths, "'%s': %s is not among the JSON's files" % (l, m.group(2)))
+if j["unit"]:
+    envs = dict(re.findall(r'^"?Environment="?([A-Z_]+)=(.*?)"?$', text, re.M))
+    if envs:   # the drop-in is printed (--dry-run): its variables
+        want = {k: v.replace("%%", "%") for k, v in envs.items()}
+        need(j["environment"] == want, "environment: json %s, drop-in %s" % (j["environment"], want))
+    if "reload" in j and j["reload"]:
+        need(j["reload"] == "not done: --root" and "(--root: not done)" in text, "reload %s" % j["reload"])
+        need(("restart the unit for it to take effect: " + j["restart"]) in lines, "restart %s" % j["restart"])
+if j["binary"]:
+    need(("programs_left" not in j) or j["programs_left"] is None or j["programs_left"] == 0
+         or ("(%d program" % j["programs_left"]) in text, "programs_left %s" % j.get("programs_left"))
+PY
+}
+jpair jdry enable mariadb --dry-run --env VERBOSE=1 --env 'INCLUDE=*/my sql/*' --env ENORMOUSTEXT_REPORT=/run/et-%p.json
+grep -q '"ENORMOUSTEXT_REPORT": "/run/et-%p.json"' "$W/jdry.json" || fail "--json: the environment does not hold the value given"
+jpair jtypo enable mariadbb
+[ "$(grep -c 'did you mean mariadb.service' "$W/jtypo.json")" = 1 ] || fail "enable --json of a typo: the warning is not in the JSON"
+jpair jen enable mariadb --env VERBOSE=1
+grep -q '"action": "write"' "$W/jen.json" || fail "enable --json does not say the drop-in was written"
+cp -a "$W/jb/." "$R/"          # the drop-in written: now disable it
+jpair jdisdry disable mariadb --dry-run
+jpair jdis disable mariadb
+grep -q '"action": "remove"' "$W/jdis.json" || fail "disable --json does not say the drop-in was removed"
+t jprime -- "$TOOL" enable web --prime --root "$R" --dry-run --json
+expect_rc 0; json "$OUT"
+[ "$(jneed "$OUT.flat" '.prime[0]')" = "$prog" ] || fail "enable --prime --json: the program primed is not $prog"
+grep -q '^\.warnings\[0\]' "$OUT.flat" || fail "enable --prime --json: the unit's own LD_PRELOAD warning is not in the JSON"
+t jbad -- "$TOOL" disable nosuch --root "$R" --json
+expect_bad 1 "disable --json of a unit not enabled" "not enabled"
+expect_no_out "a failed disable --json"
+# --binary, under --root (the link there too; the trial run loads the library)
+case " ${TT_CFLAGS:-} " in
+*sanitize*) note "a sanitized library cannot be preloaded into /bin/true: enable --binary --json not checked" ;;
+*)
+	fresh binprog
+	jpair jbdry enable --binary "$F" --dry-run
+	jpair jben enable --binary "$F"
+	grep -q '"action": "link"' "$W/jben.json" || fail "enable --binary --json does not say the link was made"
+	grep -q "\"binary\": \"$F\"" "$W/jben.json" || fail "enable --binary --json does not name the program"
+	cp -a "$W/jb/." "$R/"
+	jpair jbdis disable --binary "$F"
+	grep -q '"programs_left": 0' "$W/jbdis.json" || fail "disable --binary --json: programs_left is not 0"
+	;;
+esac
+
 pass

@@ -124,6 +124,23 @@ expect_out "^  window 0x200000               50 samples"
 # an object with no counts (loaded, never run) stays in the merge, and
 # counts found for it in another profile are kept
 printf 'enormoustext-profile 1\ngranule 4096\nobject dd /lib/idle.so\nobject bb /lib/b.so\n' >"$W/idle.prof"
+# --json: what was written, valid, each input's and the sum's figures those of the files
+t mergej -- "$TOOL" profile merge --json -o "$W/mj.prof" "$W/a.prof" "$W/b.prof"
+expect_rc 0 "merge --json"; expect_no_err
+json "$OUT"
+python3 -m json.tool "$OUT" >/dev/null || fail "merge --json: python3 -m json.tool refuses it"
+cmp -s "$W/mj.prof" "$W/m.prof" || fail "merge --json wrote another profile"
+psum() { awk '$1 != "object" && $1 ~ /^[0-9a-f]+$/ && NF == 2 { n += $2 } END { print n + 0 }' "$1"; }
+for i in 0 1; do
+	f=$(jneed "$OUT.flat" ".inputs[$i].file")
+	[ "$(jneed "$OUT.flat" ".inputs[$i].samples")" = "$(psum "$f")" ] || fail "merge --json: $f's samples"
+	[ "$(jneed "$OUT.flat" ".inputs[$i].objects")" = "$(grep -c '^object ' "$f")" ] || fail "merge --json: $f's objects"
+done
+[ "$(jneed "$OUT.flat" .samples)" = "$(psum "$W/mj.prof")" ] || fail "merge --json: samples $(jget "$OUT.flat" .samples), the file has $(psum "$W/mj.prof")"
+[ "$(jneed "$OUT.flat" .objects)" = "$(grep -c '^object ' "$W/mj.prof")" ] || fail "merge --json: objects is not the file's"
+[ "$(jneed "$OUT.flat" .output)" = "$W/mj.prof" ] || fail "merge --json: output"
+t mergej_stdout -- "$TOOL" profile merge --json -o /dev/stdout "$W/a.prof"
+expect_bad 2 "merge --json -o /dev/stdout" "is standard output"
 t mergeidle -- "$TOOL" profile merge -o "$W/mi.prof" "$W/idle.prof" "$W/a.prof"
 grep -qx 'object dd /lib/idle.so' "$W/mi.prof" || fail "merge dropped an object with no samples: $(tr '\n' '|' <"$W/mi.prof")"
 [ "$(grep -A1 '^object bb ' "$W/mi.prof" | tail -1)" = "1000 5" ] ||

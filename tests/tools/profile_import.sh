@@ -156,14 +156,45 @@ topwin=$(awk -v p="$W/big" '$1 == p { o = 1; next } o && $1 == "window" { print 
 	fail "the hottest window is $topwin, spin_here ($(hex "$spin")) is in 0x$(hex $((spin & ~(H - 1))))"
 n=$(awk -v b="$bid" '$1 == "object" { o = ($2 == b) } o && $1 != "object" { n += $2 } END { print n + 0 }' "$W/pd.prof")
 [ "$n" -ge 200 ] || fail "only $n samples in the program in a second of CPU time spinning"
+# --json with -o: what was imported, valid, the figures of the stderr line
+# and of the file; refused without -o (the profile would share stdout)
+t perfdata-json -- "$TOOL" profile import --json -o "$W/pdj.prof" "$W/perf.data"
+expect_rc 0 "import --json"
+json "$OUT"
+python3 -m json.tool "$OUT" >/dev/null || fail "import --json: python3 -m json.tool refuses it"
+cmp -s "$W/pdj.prof" "$W/pd.prof" || fail "import --json wrote another profile"
+read -r it io < <(sed -n 's/^enormoustext profile: \([0-9]*\) samples\{0,1\} (\([0-9]*\) outside any file[^)]*) from .*/\1 \2/p' "$ERR")
+[ -n "$it" ] || fail "import --json: no summary line on stderr: $(tail -1 "$ERR")"
+[ "$(jneed "$OUT.flat" .samples)" = "$it" ] && [ "$(jneed "$OUT.flat" .outside)" = "$io" ] ||
+	fail "import --json: samples/outside $(jget "$OUT.flat" .samples)/$(jget "$OUT.flat" .outside), the line says $it/$io"
+[ "$(jneed "$OUT.flat" '.files[0].kind')" = perf.data ] || fail "import --json: the kind is not perf.data"
+[ "$(jneed "$OUT.flat" '.files[0].samples')" = "$it" ] || fail "import --json: the file's samples are not the total"
+[ "$(jneed "$OUT.flat" .objects)" = "$(grep -c '^object ' "$W/pdj.prof")" ] || fail "import --json: objects is not the file's"
+t import-json-noout -- "$TOOL" profile import --json "$W/perf.data"
+expect_bad 2 "import --json without -o" "--json goes with -o OUT"
+expect_no_out "import --json without -o"
 # the same samples through perf script: the same counts, granule by granule
 perf script -i "$W/perf.data" -F pid,ip --show-mmap-events >"$W/ps.txt" 2>/dev/null
 t script -- "$TOOL" profile import -o "$W/ps.prof" "$W/ps.txt"
 expect_rc 0 "import of perf script text"
 diff <(body "$W/pd.prof") <(body "$W/ps.prof") >"$W/diff" || fail "perf.data and perf script differ: $(head -5 "$W/diff")"
+t kinds-json -- "$TOOL" profile import --json -o "$W/kinds.prof" "$W/perf.data" "$W/ps.txt"
+expect_rc 0 "import --json of two kinds"
+json "$OUT"
+[ "$(jneed "$OUT.flat" '.files[0].kind') $(jneed "$OUT.flat" '.files[1].kind')" = "perf.data perf script" ] ||
+	fail "import --json: the kinds are not perf.data and perf script"
+[ $(( $(jneed "$OUT.flat" '.files[0].samples') + $(jneed "$OUT.flat" '.files[1].samples') )) = "$(jneed "$OUT.flat" .samples)" ] ||
+	fail "import --json: the files' samples do not add up to the total"
+[ "$(jneed "$OUT.flat" '.files[0].samples')" = "$(jneed "$OUT.flat" '.files[1].samples')" ] ||
+	fail "import --json: perf.data and its perf script text have different samples"
 t record-script -- "$TOOL" record -o "$W/rs.prof" --from-perf-script "$W/ps.txt"
 expect_rc 0 "record --from-perf-script"
 diff <(body "$W/pd.prof") <(body "$W/rs.prof") >/dev/null || fail "record --from-perf-script and profile import differ"
+t record-script-json -- "$TOOL" record --json -o "$W/rsj.prof" --from-perf-script "$W/ps.txt"
+expect_rc 0 "record --from-perf-script --json"
+json "$OUT"
+[ "$(jneed "$OUT.flat" .source)" = "perf script" ] && [ "$(jneed "$OUT.flat" .samples)" = "$it" ] ||
+	fail "record --from-perf-script --json: source or samples ($(jget "$OUT.flat" .samples), perf.data had $it)"
 # --pid and --comm
 pid=$(awk '$1 ~ /^[0-9]+$/ && $2 !~ /PERF_RECORD/ { print $1; exit }' "$W/ps.txt")
 t pid -- "$TOOL" profile import --pid "$pid" -o "$W/pid.prof" "$W/perf.data"

@@ -41,6 +41,23 @@ t orderld -- "$TOOL" profile order --format ld --object "$W/ord" "$W/ord.prof"
 expect_rc 0
 cp "$OUT" "$W/order.ld"
 grep -q '\*(.text.hot_b ' "$W/order.ld" || fail "the GNU ld script does not place hot_b"
+# -o and --json: the same order into the file, and what was written as JSON
+# (valid; its figures those of the file and of the profile)
+t orderj -- "$TOOL" profile order --json -o "$W/order.j" --object "$W/ord" "$W/ord.prof"
+expect_rc 0 "profile order --json -o"; expect_no_err
+json "$OUT"
+python3 -m json.tool "$OUT" >/dev/null || fail "order --json: python3 -m json.tool refuses it"
+cmp -s "$W/order.j" "$W/order.txt" || fail "order -o wrote another order than the one on stdout"
+obid=$(readelf -n "$W/ord" | sed -n 's/.*Build ID: *//p')
+[ "$(jneed "$OUT.flat" .build_id)" = "$obid" ] || fail "order --json: build_id is not readelf's $obid"
+[ "$(jneed "$OUT.flat" .ordered)" = "$(wc -l <"$W/order.txt")" ] || fail "order --json: ordered $(jget "$OUT.flat" .ordered), the order has $(wc -l <"$W/order.txt") lines"
+osamples=$(awk -v b="$obid" '$1 == "object" { o = ($2 == b); next } o { n += $2 } END { print n + 0 }' "$W/ord.prof")
+[ "$(jneed "$OUT.flat" .samples)" = "$osamples" ] || fail "order --json: samples $(jget "$OUT.flat" .samples), the profile has $osamples for the object"
+[ "$(jneed "$OUT.flat" .functions)" -ge "$(jneed "$OUT.flat" .ordered)" ] || fail "order --json: fewer functions than ordered"
+[ "$(jneed "$OUT.flat" .output)" = "$W/order.j" ] && [ "$(jneed "$OUT.flat" .format)" = lld ] || fail "order --json: output or format"
+t orderj_noout -- "$TOOL" profile order --json --object "$W/ord" "$W/ord.prof"
+expect_bad 2 "order --json without -o" "--json goes with -o OUT"
+expect_no_out "order --json without -o"
 # relink: GNU ld with the script, and lld with the ordering file where lld exists
 "$TT_CC" -O1 -ffunction-sections "$W/ord.c" -Wl,-T,"$W/order.ld" -o "$W/ord-ld" || fail "linking with the ld order failed"
 [ $((16#$(addr "$W/ord-ld" hot_b))) -lt $((16#$(addr "$W/ord-ld" cold_a))) ] ||

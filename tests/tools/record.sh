@@ -66,6 +66,31 @@ top=$(awk -v b="$bid" '$1 == "object" { o = ($2 == b) } o && $1 ~ /^[0-9a-f]+$/ 
 [ -n "$top" ] && [ -n "$size" ] || fail "no samples for the program, or no size for spin_here"
 [ $((16#$top + 64)) -gt $((16#$fn)) ] && [ $((16#$top)) -lt $((16#$fn + 16#$size)) ] ||
 	fail "the hottest granule is at $top, spin_here is [$fn, +$size)"
+# --json: what was recorded, valid (json.tool and the strict checker), the
+# figures of the stderr line and of the file written; stdout is the JSON
+# alone (COMMAND's own output sent elsewhere); refused where FILE is stdout
+t recj -- "$TOOL" record --json -o "$W/spinj.prof" -- sh -c "exec \"$W/spin\" >/dev/null"
+expect_rc 0 "record --json"
+json "$OUT"
+python3 -m json.tool "$OUT" >/dev/null || fail "record --json: python3 -m json.tool refuses it"
+read -r jt jo < <(sed -n 's/^enormoustext record: \([0-9]*\) samples\{0,1\} (\([0-9]*\) outside any file) written to .*/\1 \2/p' "$ERR")
+[ -n "$jt" ] || fail "record --json: no 'written' line on stderr: $(tail -1 "$ERR")"
+[ "$(jneed "$OUT.flat" .samples)" = "$jt" ] || fail "record --json: samples $(jget "$OUT.flat" .samples), the line says $jt"
+[ "$(jneed "$OUT.flat" .outside)" = "$jo" ] || fail "record --json: outside $(jget "$OUT.flat" .outside), the line says $jo"
+[ "$(jneed "$OUT.flat" .output)" = "$W/spinj.prof" ] || fail "record --json: output is not the file written"
+[ "$(jneed "$OUT.flat" .objects)" = "$(grep -c '^object ' "$W/spinj.prof")" ] || fail "record --json: objects is not the file's"
+[ "$(jneed "$OUT.flat" .exit_status)" = 0 ] || fail "record --json: exit_status"
+[ "$(jneed "$OUT.flat" .source)" = "perf events" ] || fail "record --json: source $(jget "$OUT.flat" .source)"
+[ "$(jneed "$OUT.flat" '.command[0]')" = sh ] || fail "record --json: the command's words"
+[ "$(jneed "$OUT.flat" .frequency)" = 999 ] || fail "record --json: frequency"
+[ "$(jneed "$OUT.flat" .threads)" -ge 1 ] || fail "record --json: no thread sampled"
+ms=$(jneed "$OUT.flat" .duration_ms)
+[ "$ms" -ge 900 ] && [ "$ms" -le 30000 ] || fail "record --json: duration_ms $ms for a program that spins a second"
+n=$(awk '$1 != "object" && $1 ~ /^[0-9a-f]+$/ { n += $2 } END { print n + 0 }' "$W/spinj.prof")
+[ "$n" -le "$jt" ] && [ $((n + jo)) -ge "$jt" ] || fail "record --json: the file holds $n samples, the JSON $jt ($jo outside)"
+t recj_stdout -- "$TOOL" record --json -o /dev/stdout -- true
+expect_bad 2 "record --json -o /dev/stdout" "--json: -o /dev/stdout is standard output"
+expect_no_out "record --json -o /dev/stdout"
 # the same from an existing perf record, through perf script
 if command -v perf >/dev/null && perf record -q -e cpu-clock -o "$W/perf.data" -- "$W/spin" >/dev/null 2>&1; then
 	perf script -i "$W/perf.data" -F pid,ip --show-mmap-events >"$W/ps.txt" 2>/dev/null

@@ -431,6 +431,9 @@ int et_attr_write(struct et_tool_out *t, const char *out, const char *comment)
 			et_profile_write_object(&w, files[i].build_id, files[canon[i]].path);
 		}
 	et_profile_write_end(&w);
+	tot.objects = 0;
+	for (size_t i = 0; i < nfiles; i++)
+		tot.objects += named[i];
 	free(canon);
 	free(named);
 	free(skip);

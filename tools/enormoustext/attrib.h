@@ -48,6 +48,7 @@ struct et_attr_totals {
 	uint64_t unfound;       /* in files not found here (by path or build-id) */
 	uint64_t unplaced;      /* at offsets no PT_LOAD of their file holds */
 	size_t files_unfound;   /* files with samples not found here */
+	size_t objects;         /* objects the profile holds (after et_attr_write) */
 };
 void et_attr_totals(struct et_attr_totals *t);
 /* "N samples (K outside any file)", and ", M left out" when some were

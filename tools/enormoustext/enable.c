@@ -28,7 +28,8 @@
  * them.
  *
  * Owns: `enable`, `disable`: the drop-in, the include list, the entry in
- * ld.so.preload and its backup, the link.
+ * ld.so.preload and its backup, the link; --json's report (each file with
+ * what was done to it, gathered as it is done, and the warnings).
  * May call: core (options, outfile, hostwide names), preload.c (the
  * library, the options' check), loader.c (a program's libraries),
  * elffile.c (a file's type, architecture, interpreter), spawn.c
@@ -47,6 +48,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <elf.h>
 #include <limits.h>
@@ -61,14 +63,72 @@
 #define LIST_BACKUP "/etc/enormoustext/ld.so.preload.orig"
 #define LIST_NONE "/etc/enormoustext/ld.so.preload.none"
 
-enum { OPT_ENV = 1, OPT_PRIME, OPT_LIB, OPT_DRY, OPT_NO_RELOAD, OPT_ROOT, OPT_BINARY };
+enum { OPT_ENV = 1, OPT_PRIME, OPT_LIB, OPT_DRY, OPT_NO_RELOAD, OPT_ROOT, OPT_BINARY, OPT_JSON };
+
+/* --json: what was done (or would be), gathered as it happens and written
+ * at the end, instead of the lines; each line's facts are in it. */
+#define MAX_EVENTS 16
+#define MAX_WARNINGS 8
+struct event {
+	const char *action;        /* "write", "would write", "remove", "link", "keep", ... */
+	char *path;
+	const char *key;           /* a fact of its own ("target", "in"), or NULL */
+	char *value;
+};
 
 struct ctx {
-	bool enable, dry, no_reload, prime;
+	bool enable, dry, no_reload, prime, json;
 	const char *root;          /* "" for the real one */
 	const char *lib_opt;
 	const char *env[ET_OPT__COUNT];
+	/* the report (--json) */
+	char unit[300];            /* UNIT, normalised ("" with --binary) */
+	char binary[PATH_MAX];     /* --binary's program, resolved ("" for a unit) */
+	char lib[PATH_MAX + 8];    /* the library ("" when not known: disable) */
+	char entry[PATH_MAX + 64]; /* --binary: the path /etc/ld.so.preload names */
+	char **prime_files;        /* --prime: the program, then its libraries */
+	size_t nprime;
+	const char *reload;        /* "done", "not done: ..." (a unit), NULL */
+	long programs_left;        /* disable --binary: the programs still listed (-1: not said) */
+	struct event ev[MAX_EVENTS];
+	size_t nev;
+	char *warn[MAX_WARNINGS];
+	size_t nwarn;
 };
+
+/* A line on stdout (not with --json). */
+static void say(const struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct ctx *c, const char *fmt, ...)
+{
+	if (c->json)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* A file written, removed, linked (or that would be), for --json. */
+static void event(struct ctx *c, const char *action, const char *path, const char *key, const char *value)
+{
+	if (c->nev >= MAX_EVENTS)
+		return;
+	c->ev[c->nev++] = (struct event){ action, strdup(path), key, value ? strdup(value) : NULL };
+}
+
+/* "enormoustext enable: warning: ..." on stderr, and in --json's warnings. */
+static void warn(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct ctx *c, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	et_tool_err("warning: %s", msg);
+	if (c->nwarn < MAX_WARNINGS)
+		c->warn[c->nwarn++] = strdup(msg);
+}
 
 /* ---------------------------------------------------------- small files */
 
@@ -627,7 +687,7 @@ static void exec_path(const char *exec, char *out, size_t cap)
 /* The shared libraries of a program, for `prime`, as its own loader finds
  * them (loader.c): the paths into *libs (malloc'd); a library the loader
  * does not find is said in one line and left out.  0 or ET_EXIT_BAD. */
-static int program_libraries(const char *prog, char ***libs, size_t *nlibs)
+static int program_libraries(struct ctx *c, const char *prog, char ***libs, size_t *nlibs)
 {
 	struct elf_facts f;
 	const char *why;
@@ -649,7 +709,7 @@ static int program_libraries(const char *prog, char ***libs, size_t *nlibs)
 		if (!l.v[i].needed)
 			continue;   /* the loader itself, ld.so.preload's */
 		if (!l.v[i].path) {
-			et_tool_err("--prime: %s: the loader does not find %s: not primed", prog, l.v[i].name);
+			warn(c, "--prime: %s: the loader does not find %s: not primed", prog, l.v[i].name);
 			continue;
 		}
 		char **nv = realloc(v, (n + 1) * sizeof *v);
@@ -672,11 +732,13 @@ static void free_libs(char **v, size_t n)
 }
 
 /* systemctl daemon-reload when systemd runs this system; else the advice. */
-static int reload(const struct ctx *c, const char *unit)
+static int reload(struct ctx *c, const char *unit)
 {
 	if (c->no_reload || c->root[0] || !systemd_running()) {
-		printf("run 'systemctl daemon-reload' for systemd to read it%s\n",
-		       c->no_reload ? "" : c->root[0] ? " (--root: not done)" : " (systemd is not running here: not done)");
+		say(c, "run 'systemctl daemon-reload' for systemd to read it%s\n",
+		    c->no_reload ? "" : c->root[0] ? " (--root: not done)" : " (systemd is not running here: not done)");
+		c->reload = c->no_reload ? "not done: --no-reload" :
+		            c->root[0] ? "not done: --root" : "not done: systemd is not running here";
 	} else {
 		char *argv[] = { (char *)"/bin/systemctl", (char *)"daemon-reload", NULL };
 		if (access(argv[0], X_OK) != 0)
@@ -686,9 +748,10 @@ static int reload(const struct ctx *c, const char *unit)
 			et_tool_err("systemctl daemon-reload failed (exit status %d): run it by hand", rc);
 			return ET_EXIT_BAD;
 		}
-		printf("systemctl daemon-reload: done\n");
+		say(c, "systemctl daemon-reload: done\n");
+		c->reload = "done";
 	}
-	printf("restart the unit for it to take effect: systemctl restart %s\n", unit);
+	say(c, "restart the unit for it to take effect: systemctl restart %s\n", unit);
 	return 0;
 }
 
@@ -698,11 +761,13 @@ static int enable_unit(struct ctx *c, const char *unit_arg)
 	int rc = normalise_unit(unit_arg, unit, sizeof unit);
 	if (rc)
 		return rc;
+	snprintf(c->unit, sizeof c->unit, "%s", unit);
 	char lib[PATH_MAX + 8];
 	if (et_tool_library(c->lib_opt, lib, sizeof lib))
 		return ET_EXIT_BAD;
 	if (check_lib_elf(lib))
 		return ET_EXIT_BAD;
+	snprintf(c->lib, sizeof c->lib, "%s", lib);
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/etc/systemd/system/%s.d/" DROPIN, c->root, unit);
 
@@ -718,11 +783,11 @@ static int enable_unit(struct ctx *c, const char *unit_arg)
 	if (live ? !systemd_knows(unit) : !u.main_file[0]) {
 		char near[800];
 		near_units(c, unit, near, sizeof near);
-		et_tool_err("warning: %s: %s%s%s%s", unit,
-		            live ? "systemd does not know this unit" :
-		            "no unit file of that name in the unit directories (/etc/systemd/system, "
-		            "/usr/lib/systemd/system, ...)",
-		            near[0] ? "; did you mean " : "", near, near[0] ? "?" : "; the drop-in is written all the same");
+		warn(c, "%s: %s%s%s%s", unit,
+		     live ? "systemd does not know this unit" :
+		     "no unit file of that name in the unit directories (/etc/systemd/system, "
+		     "/usr/lib/systemd/system, ...)",
+		     near[0] ? "; did you mean " : "", near, near[0] ? "?" : "; the drop-in is written all the same");
 	}
 
 	char **libs = NULL;
@@ -736,10 +801,16 @@ static int enable_unit(struct ctx *c, const char *unit_arg)
 			return ET_EXIT_BAD;
 		}
 		exec_path(u.exec, prog, sizeof prog);
-		if (program_libraries(prog, &libs, &nlibs))
+		if (program_libraries(c, prog, &libs, &nlibs))
 			return ET_EXIT_BAD;
 		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 		self[n > 0 ? n : 0] = '\0';
+		c->prime_files = calloc(nlibs + 1, sizeof *c->prime_files);
+		if (c->prime_files) {
+			c->prime_files[c->nprime++] = strdup(prog);
+			for (size_t i = 0; i < nlibs; i++)
+				c->prime_files[c->nprime++] = strdup(libs[i]);
+		}
 	}
 
 	/* the file */
@@ -791,8 +862,8 @@ static int enable_unit(struct ctx *c, const char *unit_arg)
 	free_libs(libs, nlibs);
 
 	if (u.preload)
-		et_tool_err("warning: %s already sets LD_PRELOAD (%s): this drop-in's Environment=LD_PRELOAD= "
-		            "replaces that value", unit, u.where);
+		warn(c, "%s already sets LD_PRELOAD (%s): this drop-in's Environment=LD_PRELOAD= "
+		     "replaces that value", unit, u.where);
 
 	/* what is there now */
 	struct stat st;
@@ -815,7 +886,8 @@ static int enable_unit(struct ctx *c, const char *unit_arg)
 		}
 	}
 	if (c->dry) {
-		printf("would write %s:\n%s", path, text);
+		say(c, "would write %s:\n%s", path, text);
+		event(c, "would write", path, NULL, NULL);
 		free(text);
 		return 0;
 	}
@@ -825,7 +897,8 @@ static int enable_unit(struct ctx *c, const char *unit_arg)
 	free(text);
 	if (rc)
 		return rc;
-	printf("wrote %s\n", path);
+	say(c, "wrote %s\n", path);
+	event(c, "write", path, NULL, NULL);
 	return reload(c, unit);
 }
 
@@ -835,6 +908,7 @@ static int disable_unit(struct ctx *c, const char *unit_arg)
 	int rc = normalise_unit(unit_arg, unit, sizeof unit);
 	if (rc)
 		return rc;
+	snprintf(c->unit, sizeof c->unit, "%s", unit);
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/etc/systemd/system/%s.d/" DROPIN, c->root, unit);
 	char *old;
@@ -856,7 +930,8 @@ static int disable_unit(struct ctx *c, const char *unit_arg)
 		return ET_EXIT_BAD;
 	}
 	if (c->dry) {
-		printf("would remove %s\n", path);
+		say(c, "would remove %s\n", path);
+		event(c, "would remove", path, NULL, NULL);
 		return 0;
 	}
 	if (unlink(path) != 0) {
@@ -864,12 +939,15 @@ static int disable_unit(struct ctx *c, const char *unit_arg)
 		return ET_EXIT_BAD;
 	}
 	sync_dir_of(path);
-	printf("removed %s\n", path);
+	say(c, "removed %s\n", path);
+	event(c, "remove", path, NULL, NULL);
 	char d[PATH_MAX];
 	snprintf(d, sizeof d, "%s", path);
 	*strrchr(d, '/') = '\0';
-	if (rmdir(d) == 0)
-		printf("removed %s (empty)\n", d);
+	if (rmdir(d) == 0) {
+		say(c, "removed %s (empty)\n", d);
+		event(c, "remove", d, NULL, NULL);
+	}
 	return reload(c, unit);
 }
 
@@ -1054,10 +1132,12 @@ static int check_program(const char *path, char *real, size_t cap)
 }
 
 /* The link entry -> lib (replaced when it points elsewhere); *made says
- * whether it is new.  0 or ET_EXIT_BAD. */
-static int make_link(const struct hw *h, bool *made)
+ * whether it is new, *changed whether it was made or replaced.  0 or
+ * ET_EXIT_BAD. */
+static int make_link(const struct hw *h, bool *made, bool *changed)
 {
 	*made = false;
+	*changed = false;
 	char cur[PATH_MAX];
 	ssize_t n = readlink(h->link, cur, sizeof cur - 1);
 	if (n > 0) {
@@ -1080,6 +1160,7 @@ static int make_link(const struct hw *h, bool *made)
 	}
 	sync_dir_of(h->link);
 	*made = n <= 0;
+	*changed = true;
 	return 0;
 }
 
@@ -1116,9 +1197,12 @@ static int enable_binary(struct ctx *c, const char *path)
 	hw_paths(c, &h);
 	if (check_program(path, real, sizeof real))
 		return ET_EXIT_BAD;
+	snprintf(c->binary, sizeof c->binary, "%s", real);
 	if (et_tool_library(c->lib_opt, h.lib, sizeof h.lib) || check_lib_elf(h.lib))
 		return ET_EXIT_BAD;
 	hw_entry_for(c, &h);
+	snprintf(c->lib, sizeof c->lib, "%s", h.lib);
+	snprintf(c->entry, sizeof c->entry, "%s", h.entry);
 
 	struct list l;
 	if (list_read(&h, &l))
@@ -1158,19 +1242,24 @@ static int enable_binary(struct ctx *c, const char *path)
 	char *lt = list_text(&l, &ltlen);
 	int rc = 0;
 	if (c->dry) {
-		printf("would check: LD_PRELOAD=%s %s (exit 0, nothing said)\n", h.link, trial_program());
-		printf("would link %s -> %s\n", h.link, h.lib);
-		printf("would write %s:\n%s", h.list, lt ? lt : "");
+		say(c, "would check: LD_PRELOAD=%s %s (exit 0, nothing said)\n", h.link, trial_program());
+		say(c, "would link %s -> %s\n", h.link, h.lib);
+		event(c, "would link", h.link, "target", h.lib);
+		say(c, "would write %s:\n%s", h.list, lt ? lt : "");
+		event(c, "would write", h.list, "program", listed ? "already listed" : "listed");
 		if (!entered) {
-			printf("would keep %s as it is now in %s\n", h.preload, had ? h.backup : h.none);
-			printf("would write %s:\n%s", h.preload, next);
+			say(c, "would keep %s as it is now in %s\n", h.preload, had ? h.backup : h.none);
+			event(c, "would keep", h.preload, "in", had ? h.backup : h.none);
+			say(c, "would write %s:\n%s", h.preload, next);
+			event(c, "would write", h.preload, "entry", h.entry);
 		} else {
-			printf("%s already names %s: unchanged\n", h.preload, h.entry);
+			say(c, "%s already names %s: unchanged\n", h.preload, h.entry);
+			event(c, "unchanged", h.preload, "entry", h.entry);
 		}
 		goto out;
 	}
-	bool made = false;
-	if ((rc = make_link(&h, &made)) != 0)
+	bool made = false, changed = false;
+	if ((rc = make_link(&h, &made, &changed)) != 0)
 		goto out;
 	if ((rc = trial(&h, trial_program())) != 0) {
 		if (made) {
@@ -1183,9 +1272,12 @@ static int enable_binary(struct ctx *c, const char *path)
 	}
 	if ((rc = make_parents(h.list)) != 0 || (rc = write_atomic(h.list, lt, ltlen, 0644)) != 0)
 		goto out;
-	printf("%s %s in %s\n", listed ? "already listed:" : "listed", real, h.list);
+	event(c, changed ? "link" : "unchanged", h.link, "target", h.lib);
+	say(c, "%s %s in %s\n", listed ? "already listed:" : "listed", real, h.list);
+	event(c, "write", h.list, "program", listed ? "already listed" : "listed");
 	if (entered) {
-		printf("%s already names %s\n", h.preload, h.entry);
+		say(c, "%s already names %s\n", h.preload, h.entry);
+		event(c, "unchanged", h.preload, "entry", h.entry);
 		goto out;
 	}
 	/* the backup first, then the loader's list */
@@ -1215,9 +1307,11 @@ static int enable_binary(struct ctx *c, const char *path)
 		}
 		goto out;
 	}
-	printf("kept %s as it was in %s\n", h.preload, had ? h.backup : h.none);
-	printf("wrote %s: it names %s -> %s\n", h.preload, h.entry, h.lib);
-	printf("takes effect in each program started from now on\n");
+	say(c, "kept %s as it was in %s\n", h.preload, had ? h.backup : h.none);
+	event(c, "keep", h.preload, "in", had ? h.backup : h.none);
+	say(c, "wrote %s: it names %s -> %s\n", h.preload, h.entry, h.lib);
+	event(c, "write", h.preload, "entry", h.entry);
+	say(c, "takes effect in each program started from now on\n");
 out:
 	free(lt);
 	free(next);
@@ -1264,6 +1358,7 @@ static int disable_binary(struct ctx *c, const char *path)
 	char real[PATH_MAX];
 	if (!realpath(path, real))
 		snprintf(real, sizeof real, "%s", path);
+	snprintf(c->binary, sizeof c->binary, "%s", real);
 	size_t k = 0;
 	bool found = false;
 	for (size_t i = 0; i < l.n; i++) {
@@ -1284,15 +1379,20 @@ static int disable_binary(struct ctx *c, const char *path)
 	if (l.n > 0) {
 		size_t len;
 		char *t = list_text(&l, &len);
-		if (c->dry)
-			printf("would write %s:\n%s", h.list, t ? t : "");
-		else if (!t || (rc = write_atomic(h.list, t, len, 0644)) == 0)
-			printf("removed %s from %s (%zu program%s left)\n", real, h.list, l.n, et_tool_s(l.n));
+		c->programs_left = (long)l.n;
+		if (c->dry) {
+			say(c, "would write %s:\n%s", h.list, t ? t : "");
+			event(c, "would write", h.list, NULL, NULL);
+		} else if (!t || (rc = write_atomic(h.list, t, len, 0644)) == 0) {
+			say(c, "removed %s from %s (%zu program%s left)\n", real, h.list, l.n, et_tool_s(l.n));
+			event(c, "write", h.list, NULL, NULL);
+		}
 		free(t);
 		list_free(&l);
 		return rc;
 	}
 	list_free(&l);
+	c->programs_left = 0;
 
 	/* the last one: the loader's list as it was */
 	char *cur = NULL, *orig = NULL;
@@ -1307,8 +1407,10 @@ static int disable_binary(struct ctx *c, const char *path)
 		if (!et_tool_library(c->lib_opt, h.lib, sizeof h.lib)) {
 			hw_entry_for(c, &h);
 			snprintf(entry, sizeof entry, "%s", h.entry);
+			snprintf(c->lib, sizeof c->lib, "%s", h.lib);
 		}
 	}
+	snprintf(c->entry, sizeof c->entry, "%s", entry);
 	snprintf(h.entry, sizeof h.entry, "%s", entry);
 	snprintf(h.link, sizeof h.link, "%s%s", c->root, entry);
 	/* what enable wrote: the backup and the entry's line */
@@ -1323,19 +1425,28 @@ static int disable_binary(struct ctx *c, const char *path)
 	struct stat st;
 	mode_t mode = had_orig && stat(h.backup, &st) == 0 ? (st.st_mode & 07777) : 0644;
 	if (c->dry) {
-		if (as_written && had_orig)
-			printf("would put back %s from %s (byte for byte)\n", h.preload, h.backup);
-		else if (as_written)
-			printf("would remove %s (there was none before)\n", h.preload);
-		else if (had_cur && entry[0] && preload_has(cur, entry))
-			printf("would remove the line %s from %s (changed since enable: the rest kept)\n", entry, h.preload);
-		printf("would remove %s, %s%s\n", h.list, had_orig ? h.backup : h.none, entry[0] ? " and the link" : "");
+		if (as_written && had_orig) {
+			say(c, "would put back %s from %s (byte for byte)\n", h.preload, h.backup);
+			event(c, "would put back", h.preload, "from", h.backup);
+		} else if (as_written) {
+			say(c, "would remove %s (there was none before)\n", h.preload);
+			event(c, "would remove", h.preload, NULL, NULL);
+		} else if (had_cur && entry[0] && preload_has(cur, entry)) {
+			say(c, "would remove the line %s from %s (changed since enable: the rest kept)\n", entry, h.preload);
+			event(c, "would remove the line", h.preload, "entry", entry);
+		}
+		say(c, "would remove %s, %s%s\n", h.list, had_orig ? h.backup : h.none, entry[0] ? " and the link" : "");
+		event(c, "would remove", h.list, NULL, NULL);
+		event(c, "would remove", had_orig ? h.backup : h.none, NULL, NULL);
+		if (entry[0])
+			event(c, "would remove", h.link, NULL, NULL);
 		goto out;
 	}
 	if (as_written && had_orig) {
 		if ((rc = write_atomic(h.preload, orig, olen, mode)) != 0)
 			goto out;
-		printf("put back %s as it was before (from %s)\n", h.preload, h.backup);
+		say(c, "put back %s as it was before (from %s)\n", h.preload, h.backup);
+		event(c, "put back", h.preload, "from", h.backup);
 	} else if (as_written) {
 		if (unlink(h.preload) != 0) {
 			et_tool_err("%s: cannot remove: %s", h.preload, strerror(errno));
@@ -1343,7 +1454,8 @@ static int disable_binary(struct ctx *c, const char *path)
 			goto out;
 		}
 		sync_dir_of(h.preload);
-		printf("removed %s (there was none before)\n", h.preload);
+		say(c, "removed %s (there was none before)\n", h.preload);
+		event(c, "remove", h.preload, NULL, NULL);
 	} else if (had_cur && entry[0] && preload_has(cur, entry)) {
 		size_t nlen;
 		char *n = preload_without(cur, entry, &nlen);
@@ -1353,15 +1465,24 @@ static int disable_binary(struct ctx *c, const char *path)
 			goto out;
 		}
 		free(n);
-		printf("removed the line %s from %s (it changed since enable: the rest kept as it is)\n", entry,
-		       h.preload);
+		say(c, "removed the line %s from %s (it changed since enable: the rest kept as it is)\n", entry,
+		    h.preload);
+		event(c, "remove the line", h.preload, "entry", entry);
 	} else {
-		printf("%s does not name the library: left as it is\n", h.preload);
+		say(c, "%s does not name the library: left as it is\n", h.preload);
+		event(c, "unchanged", h.preload, NULL, NULL);
 	}
 	unlink(h.list);
-	unlink(h.backup);
-	unlink(h.none);
-	printf("removed %s\n", h.list);
+	if (unlink(h.backup) == 0) {
+		say(c, "removed %s\n", h.backup);
+		event(c, "remove", h.backup, NULL, NULL);
+	}
+	if (unlink(h.none) == 0) {
+		say(c, "removed %s\n", h.none);
+		event(c, "remove", h.none, NULL, NULL);
+	}
+	say(c, "removed %s\n", h.list);
+	event(c, "remove", h.list, NULL, NULL);
 	char etc_en[PATH_MAX];
 	rooted(c, etc_en, sizeof etc_en, "/etc/enormoustext");
 	rmdir(etc_en);
@@ -1370,7 +1491,8 @@ static int disable_binary(struct ctx *c, const char *path)
 		if (readlink(h.link, cur_l, sizeof cur_l) > 0 && unlink(h.link) == 0) {
 			char stop[PATH_MAX + 64];
 			link_stop(&h, stop, sizeof stop);
-			printf("removed the link %s\n", h.link);
+			say(c, "removed the link %s\n", h.link);
+			event(c, "remove", h.link, NULL, NULL);
 			remove_empty_parents(h.link, stop);
 		}
 	}
@@ -1413,6 +1535,13 @@ static const struct et_opt both_opts[] = {
 	  "image building; the program and the library are this\n"
 	  "system's",
 	  OPT_ROOT, 0, 0, 0, NULL, ET_COMP_DIR },
+	{ "json", 0, NULL,
+	  "JSON on stdout instead of the lines: dry_run, root,\n"
+	  "unit or binary, library, environment (a unit's\n"
+	  "variables), prime (the files primed), entry (the\n"
+	  "path /etc/ld.so.preload names), files (path, action,\n"
+	  "and target, in or entry), reload, restart, warnings",
+	  OPT_JSON, 0, 0, 0, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
 
@@ -1459,6 +1588,12 @@ static const struct et_opt disable_binary_opts[] = {
 static const struct et_opt disable_both_opts[] = {
 	{ "dry-run", 'n', NULL, "print what would be removed; change nothing", OPT_DRY, 0, 0, 0, NULL, 0 },
 	{ "root", 0, "DIR", "as for enable (tests, image building)", OPT_ROOT, 0, 0, 0, NULL, ET_COMP_DIR },
+	{ "json", 0, NULL,
+	  "JSON on stdout instead of the lines: dry_run, root,\n"
+	  "unit or binary, library, entry, programs_left\n"
+	  "(--binary), files (path, action, and from or\n"
+	  "entry), reload, restart, warnings",
+	  OPT_JSON, 0, 0, 0, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
 
@@ -1492,6 +1627,94 @@ const struct et_cmd_spec *et_cmd_disable_spec(void)
 	return &disable_spec;
 }
 
+/* --json: the report gathered in c (after a success). */
+static void report_json(const struct ctx *c)
+{
+	struct et_json j;
+	et_json_init(&j, stdout);
+	et_json_obj(&j, NULL);
+	et_json_str(&j, "command", c->enable ? "enable" : "disable");
+	et_json_bool(&j, "dry_run", c->dry);
+	et_json_str(&j, "root", c->root);
+	if (c->unit[0])
+		et_json_str(&j, "unit", c->unit);
+	else
+		et_json_null(&j, "unit");
+	if (c->binary[0])
+		et_json_str(&j, "binary", c->binary);
+	else
+		et_json_null(&j, "binary");
+	if (c->lib[0])
+		et_json_str(&j, "library", c->lib);
+	else
+		et_json_null(&j, "library");
+	if (c->unit[0] && c->enable) {
+		et_json_obj(&j, "environment");
+		et_json_str(&j, "LD_PRELOAD", c->lib);
+		size_t nt;
+		const struct et_option_desc *t = et_option_table(&nt);
+		for (size_t i = 0; i < nt && i < ET_OPT__COUNT; i++)
+			if (c->env[i])
+				et_json_str(&j, t[i].name, c->env[i]);
+		et_json_obj_end(&j);
+		et_json_arr(&j, "prime");
+		for (size_t i = 0; i < c->nprime; i++)
+			et_json_str(&j, NULL, c->prime_files[i]);
+		et_json_arr_end(&j);
+	}
+	if (c->binary[0]) {
+		if (c->entry[0])
+			et_json_str(&j, "entry", c->entry);
+		else
+			et_json_null(&j, "entry");
+		if (!c->enable) {
+			if (c->programs_left >= 0)
+				et_json_i64(&j, "programs_left", c->programs_left);
+			else
+				et_json_null(&j, "programs_left");
+		}
+	}
+	et_json_arr(&j, "files");
+	for (size_t i = 0; i < c->nev; i++) {
+		et_json_obj_flat(&j, NULL);
+		et_json_str(&j, "path", c->ev[i].path);
+		et_json_str(&j, "action", c->ev[i].action);
+		if (c->ev[i].key)
+			et_json_str(&j, c->ev[i].key, c->ev[i].value);
+		et_json_obj_end(&j);
+	}
+	et_json_arr_end(&j);
+	if (c->unit[0]) {
+		if (c->reload) {
+			et_json_str(&j, "reload", c->reload);
+			char cmd[340];
+			snprintf(cmd, sizeof cmd, "systemctl restart %s", c->unit);
+			et_json_str(&j, "restart", cmd);
+		} else {
+			et_json_null(&j, "reload");
+		}
+	}
+	et_json_arr(&j, "warnings");
+	for (size_t i = 0; i < c->nwarn; i++)
+		et_json_str(&j, NULL, c->warn[i]);
+	et_json_arr_end(&j);
+	et_json_obj_end(&j);
+	et_json_end(&j);
+}
+
+static void ctx_free(struct ctx *c)
+{
+	for (size_t i = 0; i < c->nev; i++) {
+		free(c->ev[i].path);
+		free(c->ev[i].value);
+	}
+	for (size_t i = 0; i < c->nwarn; i++)
+		free(c->warn[i]);
+	for (size_t i = 0; i < c->nprime; i++)
+		free(c->prime_files[i]);
+	free(c->prime_files);
+}
+
 /* --env NAME=VALUE: NAME is a variable of the table (the prefix may be
  * left out); usage error otherwise. */
 static int take_env(struct ctx *c, const char *arg)
@@ -1521,9 +1744,10 @@ static int take_env(struct ctx *c, const char *arg)
 	return 0;
 }
 
-static int main_common(int argc, char **argv, bool enable)
+/* Options, then the work; what was done is gathered in *c (--json). */
+static int main_common(struct ctx *c, int argc, char **argv)
 {
-	struct ctx c = { .enable = enable, .root = "" };
+	bool enable = c->enable;
 	const char *binary = NULL;
 	bool any_env = false;
 	struct et_args a;
@@ -1532,46 +1756,50 @@ static int main_common(int argc, char **argv, bool enable)
 	while ((o = et_args_next(&a)) > 0) {
 		switch (o) {
 		case OPT_DRY:
-			c.dry = true;
+			c->dry = true;
 			break;
 		case OPT_ENV:
-			if ((rc = take_env(&c, a.val)) != 0)
+			if ((rc = take_env(c, a.val)) != 0)
 				return rc;
 			any_env = true;
 			break;
 		case OPT_PRIME:
-			c.prime = true;
+			c->prime = true;
 			break;
 		case OPT_LIB:
-			c.lib_opt = a.val;
+			c->lib_opt = a.val;
 			break;
 		case OPT_NO_RELOAD:
-			c.no_reload = true;
+			c->no_reload = true;
 			break;
 		case OPT_ROOT:
-			c.root = a.val;
+			c->root = a.val;
 			break;
 		case OPT_BINARY:
 			binary = a.val;
+			break;
+		case OPT_JSON:
+			c->json = true;
 			break;
 		}
 	}
 	if (o < 0)
 		return et_args_exit(o);
-	char root[PATH_MAX] = "";
-	if (c.root[0]) {
+	static char root[PATH_MAX];   /* c->root, read by the report after this returns */
+	root[0] = '\0';
+	if (c->root[0]) {
 		struct stat st;
-		if (stat(c.root, &st) != 0 || !S_ISDIR(st.st_mode) || !realpath(c.root, root)) {
-			et_tool_err("--root %s: not a directory", c.root);
+		if (stat(c->root, &st) != 0 || !S_ISDIR(st.st_mode) || !realpath(c->root, root)) {
+			et_tool_err("--root %s: not a directory", c->root);
 			return ET_EXIT_BAD;
 		}
 		if (!strcmp(root, "/"))
 			root[0] = '\0';
-		c.root = root;
+		c->root = root;
 	}
 	/* what is written under /etc is root's: said before anything is read
 	 * or tried (a user gets one line, not a failed write halfway) */
-	if (!c.root[0] && !c.dry && geteuid() != 0) {
+	if (!c->root[0] && !c->dry && geteuid() != 0) {
 		const char *dir = binary ? "/etc" : "/etc/systemd/system";
 		if (access(dir, W_OK) != 0) {
 			et_tool_err("%s %s needs root: it writes %s; run it as root (sudo), or see what it "
@@ -1586,12 +1814,12 @@ static int main_common(int argc, char **argv, bool enable)
 	if (binary) {
 		if (a.nops)
 			return et_tool_usage("give either UNIT or --binary PATH, not both ('%s')", a.ops[0]);
-		if (any_env || c.prime)
+		if (any_env || c->prime)
 			return et_tool_usage("--env and --prime are for a unit: with --binary the program's own "
 			                     "environment applies");
 		if (!*binary)
 			return et_tool_usage("--binary: the path is empty");
-		return enable ? enable_binary(&c, binary) : disable_binary(&c, binary);
+		return enable ? enable_binary(c, binary) : disable_binary(c, binary);
 	}
 	if (!a.nops)
 		return et_tool_usage("give a UNIT (a systemd service) or --binary PATH");
@@ -1599,23 +1827,34 @@ static int main_common(int argc, char **argv, bool enable)
 		return et_tool_usage("one UNIT at a time ('%s' is one too many)", a.ops[1]);
 	if (enable && any_env) {
 		const char *accepts = "";
-		int bad = et_tool_options_bad(c.env, &accepts);
+		int bad = et_tool_options_bad(c->env, &accepts);
 		if (bad >= 0) {
 			size_t n;
 			const struct et_option_desc *t = et_option_table(&n);
-			return et_tool_usage("--env '%s=%s' is not valid: it accepts %s", t[bad].name, c.env[bad],
+			return et_tool_usage("--env '%s=%s' is not valid: it accepts %s", t[bad].name, c->env[bad],
 			                     accepts);
 		}
 	}
-	return enable ? enable_unit(&c, a.ops[0]) : disable_unit(&c, a.ops[0]);
+	return enable ? enable_unit(c, a.ops[0]) : disable_unit(c, a.ops[0]);
+}
+
+static int enable_or_disable(int argc, char **argv, bool enable)
+{
+	static struct ctx c;   /* large: not on the stack */
+	c = (struct ctx){ .enable = enable, .root = "", .programs_left = -1 };
+	int rc = main_common(&c, argc, argv);
+	if (rc == ET_EXIT_OK && c.json)
+		report_json(&c);
+	ctx_free(&c);
+	return rc;
 }
 
 int et_cmd_enable(int argc, char **argv)
 {
-	return main_common(argc, argv, true);
+	return enable_or_disable(argc, argv, true);
 }
 
 int et_cmd_disable(int argc, char **argv)
 {
-	return main_common(argc, argv, false);
+	return enable_or_disable(argc, argv, false);
 }

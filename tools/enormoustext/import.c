@@ -470,8 +470,10 @@ int et_tool_import_file(const char *name, struct et_import_filter *f, uint64_t *
 	}
 	et_attr_new_source();
 	if (et_perfdata_is(buf, len)) {
+		f->kind = "perf.data";
 		rc = import_perf_data(name, buf, len, f, lost);
 	} else if (!memchr(buf, '\0', len)) {
+		f->kind = "perf script";
 		if (f->comm) {
 			et_tool_err("%s: `perf script -F pid,ip` text names no commands: --comm cannot select "
 			            "its samples", name);
@@ -487,6 +489,7 @@ int et_tool_import_file(const char *name, struct et_import_filter *f, uint64_t *
 		rc = 0;
 	} else {
 #ifdef ET_TOOL_PPROF
+		f->kind = "pprof";
 		rc = et_pprof_import(name, buf, len, f);
 #else
 		et_tool_err("%s: not a perf.data file or `perf script` text (a pprof profile? this "

@@ -17,6 +17,7 @@ struct et_import_filter {
 	const char *comm;
 	const char *value;            /* pprof: the sample type to count (NULL: the first "count") */
 	uint64_t kept, dropped;       /* samples counted, samples filtered out */
+	const char *kind;             /* the last FILE's format: "perf.data", "pprof", "perf script" */
 };
 
 /* One FILE ("-": standard input), told by its content (perf.data, pprof

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ----------------------------------------------------------- output */
 
@@ -95,6 +96,12 @@ int et_tool_out_close(struct et_tool_out *t)
 		return -1;
 	}
 	return 0;
+}
+
+bool et_tool_out_is_stdout(const char *path)
+{
+	struct stat a, b;
+	return path && stat(path, &a) == 0 && fstat(1, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 void et_tool_out_abort(struct et_tool_out *t)

@@ -5,9 +5,12 @@
  * by heat, make one of what other tools recorded.
  *
  *   enormoustext profile show [--window SIZE] [--svg OUT] FILE
- *   enormoustext profile merge -o OUT FILE...
- *   enormoustext profile order --object FILE [--format lld|ld] PROFILE
- *   enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] [--value TYPE] FILE...
+ *   enormoustext profile merge -o OUT [--json] FILE...
+ *   enormoustext profile order --object FILE [--format lld|ld] [-o OUT] [--json] PROFILE
+ *   enormoustext profile import [-o OUT] [--pid PID] [--comm NAME] [--value TYPE] [--json] FILE...
+ *
+ * --json says what was written, on stdout: only where the profile (or the
+ * order) goes to a file, so it never shares stdout with it.
  *
  * Owns: the `profile` subcommands' options and output: `show` (windows by
  * heat; the heat map is heatmap.c's), `merge`, `order` (functions by heat,
@@ -73,6 +76,10 @@ static const struct et_cmd_spec show_spec = {
 static const struct et_opt merge_opts[] = {
 	{ "output", 'o', "OUT", "the profile to write (required)", O_OUTPUT, ET_OPTF_REQUIRED | ET_OPTF_SHORT, 0,
 	  0, NULL, ET_COMP_FILE },
+	{ "json", 0, NULL,
+	  "JSON on stdout of what was written: output, granule,\n"
+	  "inputs (file, objects, samples), objects, samples",
+	  O_JSON, 0, 0, 0, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
 
@@ -94,6 +101,14 @@ static const struct et_opt order_opts[] = {
 	  "lld: a --symbol-ordering-file (the default); ld: a\n"
 	  "GNU ld script for -ffunction-sections builds",
 	  O_FORMAT, 0, 0, 0, "lld ld", 0 },
+	{ "output", 'o', "OUT", "write the order to OUT (default: standard output)", O_OUTPUT, ET_OPTF_SHORT, 0, 0,
+	  NULL, ET_COMP_FILE },
+	{ "json", 0, NULL,
+	  "with -o: JSON on stdout of what was written: profile,\n"
+	  "object, build_id, samples (the object's), functions\n"
+	  "(the object's), ordered (those written), format,\n"
+	  "output",
+	  O_JSON, 0, 0, 0, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
 
@@ -103,8 +118,9 @@ static const struct et_cmd_spec order_spec = {
 	.about = "The functions of the object FILE (matched by build-id) hottest first, for\n"
 	         "the linker to pack the hot ones together.\n",
 	.sections = { { NULL, order_opts } },
-	.tail = "Exit status: 0 done; 1 PROFILE or FILE cannot be read, or the profile has no\n"
-	        "samples for FILE; 2 usage error.\n",
+	.tail = "Exit status: 0 done; 1 PROFILE or FILE cannot be read, the profile has no\n"
+	        "samples for FILE, or OUT cannot be written (nothing is written then); 2 usage\n"
+	        "error (--json without -o: the order itself is on standard output).\n",
 	.operand = ET_COMP_FILE,
 };
 
@@ -120,6 +136,11 @@ static const struct et_opt import_opts[] = {
 	  "pprof: the sample type to count (default: the first\n"
 	  "whose unit is \"count\")",
 	  O_VALUE, 0, 0, 0, NULL, ET_COMP_NONE },
+	{ "json", 0, NULL,
+	  "with -o: JSON on stdout of what was imported: output,\n"
+	  "files (file, kind, samples), samples, outside,\n"
+	  "left_out, lost, not_selected, objects",
+	  O_JSON, 0, 0, 0, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
 
@@ -156,7 +177,8 @@ static const struct et_cmd_spec import_spec = {
 	.sections = { { NULL, import_opts } },
 	.tail = "Exit status: 0 written; 1 a FILE cannot be read, is truncated or corrupt, or\n"
 	        "has no samples (one line naming it), or OUT cannot be written (nothing is\n"
-	        "written then); 2 usage.\n",
+	        "written then); 2 usage (--json without -o: the profile itself is on standard\n"
+	        "output).\n",
 	.operand = ET_COMP_FILE,
 };
 
@@ -284,22 +306,66 @@ static int cmd_show(int argc, char **argv)
 	return rc;
 }
 
+/* --json's refusal when OUT is standard output itself (0: fine). */
+static int json_out_ok(bool json, const char *out, const char *what)
+{
+	if (!json)
+		return 0;
+	if (!out)
+		return et_tool_usage("--json goes with -o OUT: without it the %s is written on standard output, "
+		                     "where the JSON would go", what);
+	if (et_tool_out_is_stdout(out))
+		return et_tool_usage("--json: -o %s is standard output, where the JSON goes: give another OUT",
+		                     out);
+	return 0;
+}
+
 static int cmd_merge(int argc, char **argv)
 {
 	const char *out = NULL;
+	bool json = false;
 	struct et_args a;
 	et_args_init(&a, &merge_spec, argc, argv);
 	int c;
-	while ((c = et_args_next(&a)) > 0)
+	while ((c = et_args_next(&a)) > 0) {
 		if (c == O_OUTPUT)
 			out = a.val;
+		else if (c == O_JSON)
+			json = true;
+	}
 	if (c < 0)
 		return et_args_exit(c);
 	if (!out)
 		return et_tool_usage("give the profile to write: -o OUT");
 	if (!a.nops)
 		return et_tool_usage("give the profiles to merge");
-	return et_tool_profile_merge(out, a.ops, (size_t)a.nops);
+	int rc = json_out_ok(json, out, "profile");
+	if (rc)
+		return rc;
+	struct et_tool_merge_stats st;
+	rc = et_tool_profile_merge_stats(NULL, out, a.ops, (size_t)a.nops, &st);
+	if (rc != ET_EXIT_OK || !json)
+		return rc;
+	struct et_json j;
+	et_json_init(&j, stdout);
+	et_json_obj(&j, NULL);
+	et_json_str(&j, "output", out);
+	et_json_u64(&j, "granule", st.granule);
+	et_json_arr(&j, "inputs");
+	for (size_t i = 0; i < st.n; i++) {
+		et_json_obj_flat(&j, NULL);
+		et_json_str(&j, "file", a.ops[i]);
+		et_json_u64(&j, "objects", st.inputs[i].objects);
+		et_json_u64(&j, "samples", st.inputs[i].samples);
+		et_json_obj_end(&j);
+	}
+	et_json_arr_end(&j);
+	et_json_u64(&j, "objects", st.objects);
+	et_json_u64(&j, "samples", st.samples);
+	et_json_obj_end(&j);
+	et_json_end(&j);
+	et_tool_merge_stats_free(&st);
+	return ET_EXIT_OK;
 }
 
 /* ---- order: a function order for the linker, hottest first ----------- */
@@ -356,7 +422,8 @@ static int by_fn_heat(const void *a, const void *b)
 
 static int cmd_order(int argc, char **argv)
 {
-	const char *objpath = NULL, *format = "lld";
+	const char *objpath = NULL, *format = "lld", *out = NULL;
+	bool json = false;
 	struct et_args a;
 	et_args_init(&a, &order_spec, argc, argv);
 	int c;
@@ -364,6 +431,8 @@ static int cmd_order(int argc, char **argv)
 		switch (c) {
 		case O_OBJECT: objpath = a.val; break;
 		case O_FORMAT: format = a.val; break;
+		case O_OUTPUT: out = a.val; break;
+		case O_JSON: json = true; break;
 		}
 	}
 	if (c < 0)
@@ -372,6 +441,9 @@ static int cmd_order(int argc, char **argv)
 		return et_tool_usage("give the object to order: --object FILE");
 	if (a.nops != 1)
 		return et_tool_usage("give one profile FILE");
+	int jrc = json_out_ok(json, out, "order");
+	if (jrc)
+		return jrc;
 	struct et_profile p;
 	if (et_tool_profile_load(&p, a.ops[0]) != 0)
 		return ET_EXIT_BAD;
@@ -397,24 +469,54 @@ static int cmd_order(int argc, char **argv)
 		goto out;
 	}
 	struct fn *fns = o.fns;
-	size_t nf = o.nf;
+	size_t nf = o.nf, ordered = 0;
 	if (nf)
 		qsort(fns, nf, sizeof *fns, by_fn_heat);
+	struct et_tool_out t;
+	FILE *f = out ? et_tool_out_open(&t, out) : stdout;
+	if (!f)
+		goto out;
 	if (!strcmp(format, "ld"))
-		printf("/* hot functions first: link with -ffunction-sections and -Wl,-T,THIS_FILE */\n"
-		       "SECTIONS\n{\n  .text.enormous_order :\n  {\n");
+		fprintf(f, "/* hot functions first: link with -ffunction-sections and -Wl,-T,THIS_FILE */\n"
+		           "SECTIONS\n{\n  .text.enormous_order :\n  {\n");
 	for (size_t i = 0; i < nf && fns[i].heat > 0; i++) {
 		if (i && fns[i].addr == fns[i - 1].addr)
 			continue;                 /* an alias */
+		ordered++;
 		if (!strcmp(format, "ld"))
-			printf("    *(.text.%s .text.hot.%s .text.unlikely.%s .text.startup.%s)\n", fns[i].name,
-			       fns[i].name, fns[i].name, fns[i].name);
+			fprintf(f, "    *(.text.%s .text.hot.%s .text.unlikely.%s .text.startup.%s)\n", fns[i].name,
+			        fns[i].name, fns[i].name, fns[i].name);
 		else
-			printf("%s\n", fns[i].name);
+			fprintf(f, "%s\n", fns[i].name);
 	}
 	if (!strcmp(format, "ld"))
-		printf("  }\n}\nINSERT BEFORE .text;\n");
+		fprintf(f, "  }\n}\nINSERT BEFORE .text;\n");
+	if (out && et_tool_out_close(&t) != 0)
+		goto out;
 	rc = ET_EXIT_OK;
+	if (json) {
+		/* the object's functions counted once (aliases: one address) */
+		size_t distinct = 0;
+		for (size_t i = 0; i < nf; i++) {
+			bool alias = false;
+			for (size_t k = i; k-- > 0 && !alias && fns[k].heat == fns[i].heat;)
+				alias = fns[k].addr == fns[i].addr;
+			distinct += !alias;
+		}
+		struct et_json j;
+		et_json_init(&j, stdout);
+		et_json_obj(&j, NULL);
+		et_json_str(&j, "profile", a.ops[0]);
+		et_json_str(&j, "object", objpath);
+		et_json_str(&j, "build_id", bid);
+		et_json_u64(&j, "samples", o.obj->total);
+		et_json_u64(&j, "functions", distinct);
+		et_json_u64(&j, "ordered", ordered);
+		et_json_str(&j, "format", format);
+		et_json_str(&j, "output", out);
+		et_json_obj_end(&j);
+		et_json_end(&j);
+	}
 out:
 	for (size_t i = 0; i < o.nf; i++)
 		free(o.fns[i].name);
@@ -429,6 +531,7 @@ out:
 static int cmd_import(int argc, char **argv)
 {
 	const char *out = NULL;
+	bool json = false;
 	struct et_import_filter f = { 0 };
 	struct et_args a;
 	et_args_init(&a, &import_spec, argc, argv);
@@ -450,12 +553,16 @@ static int cmd_import(int argc, char **argv)
 			f.comm = a.val;
 			break;
 		case O_VALUE: f.value = a.val; break;
+		case O_JSON: json = true; break;
 		}
 	}
 	if (c < 0)
 		return et_args_exit(c);
 	if (!a.nops)
 		return et_tool_usage("give the FILEs to import (perf.data, pprof, perf script text)");
+	int jrc = json_out_ok(json, out, "profile");
+	if (jrc)
+		return jrc;
 	char **files = a.ops;
 	int nf = a.nops;
 	int nstdin = 0;
@@ -465,9 +572,24 @@ static int cmd_import(int argc, char **argv)
 		return et_tool_usage("standard input (-) can be read once");
 	et_attr_init(false);
 	uint64_t lost = 0;
-	for (int i = 0; i < nf; i++)
+	size_t nfiles = nf > 0 ? (size_t)nf : 1;
+	const char **kinds = calloc(nfiles, sizeof *kinds);
+	uint64_t *per = calloc(nfiles, sizeof *per);
+	if (!kinds || !per) {
+		et_tool_err("out of memory");
+		return ET_EXIT_BAD;
+	}
+	for (int i = 0; i < nf; i++) {
+		struct et_attr_totals before;
+		et_attr_totals(&before);
+		f.kind = NULL;
 		if (et_tool_import_file(files[i], &f, &lost) != 0)
 			return ET_EXIT_BAD;
+		struct et_attr_totals after;
+		et_attr_totals(&after);
+		kinds[i] = f.kind;
+		per[i] = after.samples - before.samples;
+	}
 	struct et_attr_totals tot;
 	et_attr_totals(&tot);
 	if (tot.samples == 0) {
@@ -499,6 +621,32 @@ static int cmd_import(int argc, char **argv)
 		fprintf(stderr, " (%llu other sample%s not selected)", (unsigned long long)f.dropped,
 		        et_tool_s(f.dropped));
 	fprintf(stderr, " written to %s\n", out ? out : "standard output");
+	if (json) {
+		et_attr_totals(&tot);
+		struct et_json j;
+		et_json_init(&j, stdout);
+		et_json_obj(&j, NULL);
+		et_json_str(&j, "output", out);
+		et_json_arr(&j, "files");
+		for (int i = 0; i < nf; i++) {
+			et_json_obj_flat(&j, NULL);
+			et_json_str(&j, "file", files[i]);
+			et_json_str(&j, "kind", kinds[i]);
+			et_json_u64(&j, "samples", per[i]);
+			et_json_obj_end(&j);
+		}
+		et_json_arr_end(&j);
+		et_json_u64(&j, "samples", tot.samples);
+		et_json_u64(&j, "outside", tot.outside);
+		et_json_u64(&j, "left_out", tot.unfound + tot.unplaced);
+		et_json_u64(&j, "lost", lost);
+		et_json_u64(&j, "not_selected", f.dropped);
+		et_json_u64(&j, "objects", tot.objects);
+		et_json_obj_end(&j);
+		et_json_end(&j);
+	}
+	free(kinds);
+	free(per);
 	return ET_EXIT_OK;
 }
 

@@ -56,6 +56,48 @@ int et_tool_profile_merge(const char *out, char *const *files, size_t nfiles)
 
 int et_tool_profile_merge_to(struct et_tool_out *opened, const char *out, char *const *files, size_t nfiles)
 {
+	return et_tool_profile_merge_stats(opened, out, files, nfiles, NULL);
+}
+
+void et_tool_merge_stats_free(struct et_tool_merge_stats *st)
+{
+	free(st->inputs);
+	st->inputs = NULL;
+	st->n = 0;
+}
+
+/* The figures of the n profiles loaded (their sum: as et_profile_merge
+ * adds them, one object per build-id). */
+static void merge_stats(const struct et_profile *ps, size_t n, struct et_tool_merge_stats *st)
+{
+	*st = (struct et_tool_merge_stats){ .granule = n ? ps[0].granule : 0 };
+	st->inputs = calloc(n ? n : 1, sizeof *st->inputs);
+	if (!st->inputs) {
+		et_tool_err("out of memory");
+		exit(ET_EXIT_BAD);
+	}
+	st->n = n;
+	for (size_t i = 0; i < n; i++) {
+		st->inputs[i].objects = ps[i].nobjs;
+		for (size_t k = 0; k < ps[i].nobjs; k++) {
+			const struct et_prof_obj *o = &ps[i].objs[k];
+			uint64_t s = st->inputs[i].samples + o->total;
+			st->inputs[i].samples = s < o->total ? UINT64_MAX : s;
+			s = st->samples + o->total;
+			st->samples = s < o->total ? UINT64_MAX : s;
+			/* a build-id counted once: at its first profile, first object */
+			bool seen = false;
+			for (size_t pi = 0; pi <= i && !seen; pi++)
+				for (size_t q = 0; q < (pi == i ? k : ps[pi].nobjs) && !seen; q++)
+					seen = !strcmp(ps[pi].objs[q].build_id, o->build_id);
+			st->objects += !seen;
+		}
+	}
+}
+
+int et_tool_profile_merge_stats(struct et_tool_out *opened, const char *out, char *const *files, size_t nfiles,
+                                struct et_tool_merge_stats *st)
+{
 	struct et_profile *ps = calloc(nfiles ? nfiles : 1, sizeof *ps);
 	if (!ps) {
 		et_tool_err("out of memory");
@@ -94,6 +136,8 @@ int et_tool_profile_merge_to(struct et_tool_out *opened, const char *out, char *
 		et_tool_out_abort(t);
 	} else if (et_tool_out_close(t) == 0) {
 		rc = ET_EXIT_OK;
+		if (st)
+			merge_stats(ps, n, st);
 	}
 done_out:
 	if (mine)

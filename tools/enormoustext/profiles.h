@@ -31,4 +31,20 @@ int et_tool_profile_merge(const char *out, char *const *files, size_t n);
  * or aborted here), else into out opened here. */
 int et_tool_profile_merge_to(struct et_tool_out *t, const char *out, char *const *files, size_t n);
 
+/* What a merge read and wrote (--json): per input its objects and
+ * samples (inputs[] malloc'd, n entries: free with et_tool_merge_stats_free),
+ * and the sum's objects (one per build-id) and samples. */
+struct et_tool_merge_input {
+	uint64_t objects, samples;
+};
+struct et_tool_merge_stats {
+	struct et_tool_merge_input *inputs;
+	size_t n;
+	uint64_t granule, objects, samples;
+};
+/* et_tool_profile_merge_to, and st filled when it returns ET_EXIT_OK. */
+int et_tool_profile_merge_stats(struct et_tool_out *t, const char *out, char *const *files, size_t n,
+                                struct et_tool_merge_stats *st);
+void et_tool_merge_stats_free(struct et_tool_merge_stats *st);
+
 #endif

@@ -18,7 +18,8 @@
  * Owns: `record`: sampling COMMAND with perf events (or, where they are
  * refused, running it with the library's own recorder, ENORMOUSTEXT_RECORD,
  * and merging its processes' profiles), `--from-perf-script`'s options
- * (the attribution of samples to (build-id, granule) is attrib.c's).
+ * (the attribution of samples to (build-id, granule) is attrib.c's), and
+ * --json's report of what was recorded (never with the profile on stdout).
  * May call: core (profile: its writer, the recording's granule and rate;
  * util), os/perf_attr.h (the cpu-clock event the library uses too),
  * attrib.c (samples to objects), import.c (`perf script` text),
@@ -54,7 +55,7 @@
 #define GRANULE ET_PROFILE_RECORD_GRANULE
 #define RING_PAGES 64            /* data pages per CPU (a power of two) */
 
-enum { O_OUTPUT = 1, O_FREQUENCY, O_PID, O_DURATION, O_FROM_PERF_SCRIPT };
+enum { O_OUTPUT = 1, O_FREQUENCY, O_PID, O_DURATION, O_FROM_PERF_SCRIPT, O_JSON };
 
 static const struct et_opt options[] = {
 	{ "output", 'o', "FILE", "the profile to write (required)", O_OUTPUT, ET_OPTF_REQUIRED | ET_OPTF_SHORT, 0,
@@ -72,6 +73,15 @@ static const struct et_opt options[] = {
 	  "`perf script -F pid,ip --show-mmap-events` (- for\n"
 	  "stdin) of an existing `perf record`",
 	  O_FROM_PERF_SCRIPT, ET_OPTF_REQUIRED, 1, 4, NULL, ET_COMP_FILE },
+	{ "json", 0, NULL,
+	  "JSON on stdout, once FILE is written, of what was\n"
+	  "recorded: output, source (perf events, the library's\n"
+	  "timers, perf script), command or pid, frequency,\n"
+	  "duration_ms, threads, processes, samples, outside,\n"
+	  "left_out, objects, exit_status (COMMAND's stdout\n"
+	  "comes before it: redirect it); not when FILE is\n"
+	  "standard output",
+	  O_JSON, 0, 0, 0, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
 
@@ -109,7 +119,8 @@ static const struct et_cmd_spec spec = {
 	.about_fn = about,
 	.sections = { { NULL, options } },
 	.tail = "Exit status: COMMAND's; 1 when sampling cannot start or FILE cannot be\n"
-	        "written; 2 usage error.  With --pid: 0 written.\n",
+	        "written; 2 usage error (--json with FILE standard output, where the JSON\n"
+	        "would go).  With --pid: 0 written.\n",
 	.operand = ET_COMP_COMMAND,
 	.in_order = true,
 };
@@ -117,6 +128,106 @@ static const struct et_cmd_spec spec = {
 const struct et_cmd_spec *et_cmd_record_spec(void)
 {
 	return &spec;
+}
+
+/* ---- --json: what was recorded ------------------------------------------ */
+
+static struct {
+	bool json;
+	const char *source;        /* "perf events", "library timers", "perf script" */
+	uint32_t *tids;            /* the threads that were sampled: an open-addressed set */
+	size_t ntids, cap;
+	size_t processes;          /* the library's timers: the profiles merged */
+	struct et_tool_merge_stats merged;
+	bool have_merged;
+	struct timespec t0;
+} R;
+
+/* A thread seen in a sample (tid 0 is never one: the slot is free). */
+static void saw_tid(uint32_t tid)
+{
+	if (!R.json || !tid)
+		return;
+	if (2 * (R.ntids + 1) > R.cap) {
+		size_t cap = R.cap ? 2 * R.cap : 256;
+		uint32_t *t = calloc(cap, sizeof *t);
+		if (!t)
+			return;
+		for (size_t i = 0; i < R.cap; i++) {
+			if (!R.tids[i])
+				continue;
+			size_t k = (R.tids[i] * 2654435761u) & (cap - 1);
+			while (t[k])
+				k = (k + 1) & (cap - 1);
+			t[k] = R.tids[i];
+		}
+		free(R.tids);
+		R.tids = t;
+		R.cap = cap;
+	}
+	size_t k = (tid * 2654435761u) & (R.cap - 1);
+	while (R.tids[k] && R.tids[k] != tid)
+		k = (k + 1) & (R.cap - 1);
+	if (!R.tids[k]) {
+		R.tids[k] = tid;
+		R.ntids++;
+	}
+}
+
+/* The report, after FILE was written: figures from attrib.c's totals (or
+ * the merge's, for the library's timers). */
+static void report_json(const char *out, char **cmd, long pid, uint64_t hz, int exit_status)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ms = (int64_t)(now.tv_sec - R.t0.tv_sec) * 1000 + (now.tv_nsec - R.t0.tv_nsec) / 1000000;
+	struct et_attr_totals tot;
+	et_attr_totals(&tot);
+	bool lib = R.have_merged;
+	struct et_json j;
+	et_json_init(&j, stdout);
+	et_json_obj(&j, NULL);
+	et_json_str(&j, "output", out);
+	et_json_str(&j, "source", R.source);
+	et_json_arr(&j, "command");
+	for (size_t i = 0; cmd && cmd[i]; i++)
+		et_json_str(&j, NULL, cmd[i]);
+	et_json_arr_end(&j);
+	if (pid)
+		et_json_i64(&j, "pid", pid);
+	else
+		et_json_null(&j, "pid");
+	if (!strcmp(R.source, "perf script"))
+		et_json_null(&j, "frequency");
+	else
+		et_json_u64(&j, "frequency", lib ? (uint64_t)ET_PROFILE_RECORD_HZ : hz);
+	et_json_i64(&j, "duration_ms", ms < 0 ? 0 : ms);
+	if (lib || !strcmp(R.source, "perf script"))
+		et_json_null(&j, "threads");    /* not seen here: each process sampled itself */
+	else
+		et_json_u64(&j, "threads", R.ntids);
+	if (lib)
+		et_json_u64(&j, "processes", R.processes);
+	else
+		et_json_null(&j, "processes");
+	et_json_u64(&j, "samples", lib ? R.merged.samples : tot.samples);
+	if (lib) {
+		et_json_null(&j, "outside");
+		et_json_null(&j, "left_out");
+	} else {
+		et_json_u64(&j, "outside", tot.outside);
+		et_json_u64(&j, "left_out", tot.unfound + tot.unplaced);
+	}
+	et_json_u64(&j, "objects", lib ? R.merged.objects : tot.objects);
+	if (cmd)
+		et_json_i64(&j, "exit_status", exit_status);
+	else
+		et_json_null(&j, "exit_status");
+	et_json_obj_end(&j);
+	et_json_end(&j);
+	if (R.have_merged)
+		et_tool_merge_stats_free(&R.merged);
+	free(R.tids);
 }
 
 /* ---- the ring buffers ------------------------------------------------- */
@@ -145,10 +256,12 @@ static void drain(struct ring *r)
 		const char *b = rec + sizeof h;
 		if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 16) {
 			uint64_t ip;
-			uint32_t pid;
+			uint32_t pid, tid;
 			memcpy(&ip, b, 8);
 			memcpy(&pid, b + 8, 4);
+			memcpy(&tid, b + 12, 4);
 			et_attr_sample(pid, ip, 1);
+			saw_tid(tid);
 		} else if (h.type == PERF_RECORD_MMAP2 && h.size >= sizeof h + 64) {
 			uint32_t pid, prot;
 			uint64_t addr, len, pgoff;
@@ -346,7 +459,10 @@ static int record_with_library(char **cmd, const char *out, int why, struct et_t
 		for (size_t i = 0; i < nf; i++)
 			if (is_profile(profs[i]))
 				list[k++] = profs[i];
-		int m = et_tool_profile_merge_to(t && t->f ? t : NULL, out, list, k);
+		int m = et_tool_profile_merge_stats(t && t->f ? t : NULL, out, list, k, &R.merged);
+		R.have_merged = m == ET_EXIT_OK;
+		R.processes = ok;
+		R.source = "library timers";
 		free(t);
 		t = NULL;
 		if (m != ET_EXIT_OK) {
@@ -553,6 +669,7 @@ int et_cmd_record(int argc, char **argv)
 			break;
 		}
 		case O_FROM_PERF_SCRIPT: from = args.val; break;
+		case O_JSON: R.json = true; break;
 		}
 	}
 	if (c < 0)
@@ -561,17 +678,30 @@ int et_cmd_record(int argc, char **argv)
 		return et_tool_usage("give the profile to write: -o FILE");
 	if (duration > 0 && !pid)
 		return et_tool_usage("--duration goes with --pid");
+	/* the JSON goes to stdout: the profile must not */
+	if (R.json && et_tool_out_is_stdout(out))
+		return et_tool_usage("--json: -o %s is standard output, where the JSON goes: give another FILE", out);
+	R.source = "perf events";
+	clock_gettime(CLOCK_MONOTONIC, &R.t0);
 	if (from) {
 		if (args.nops)
 			return et_tool_usage("--from-perf-script takes no COMMAND");
 		et_attr_init(false);
-		return et_tool_import_perf_script(from, out);
+		int rc = et_tool_import_perf_script(from, out);
+		if (rc == ET_EXIT_OK && R.json) {
+			R.source = "perf script";
+			report_json(out, NULL, 0, hz, 0);
+		}
+		return rc;
 	}
 	if (pid) {
 		if (args.nops)
 			return et_tool_usage("--pid takes no COMMAND ('%s')", args.ops[0]);
 		et_attr_init(true);
-		return record_pid((pid_t)pid, out, hz, duration);
+		int rc = record_pid((pid_t)pid, out, hz, duration);
+		if (rc == ET_EXIT_OK && R.json)
+			report_json(out, NULL, pid, hz, 0);
+		return rc;
 	}
 	if (!args.nops)
 		return et_tool_usage("give the COMMAND to run");
@@ -589,8 +719,12 @@ int et_cmd_record(int argc, char **argv)
 		return ET_EXIT_BAD;
 	}
 	int why = perf_refused();
-	if (why)
-		return record_with_library(cmd, out, why, t);
+	if (why) {
+		int rc = record_with_library(cmd, out, why, t);
+		if (R.json && R.have_merged)
+			report_json(out, cmd, 0, hz, rc);
+		return rc;
+	}
 	/* the child waits for the events before it execs; if exec fails, it
 	 * says so through ex (close-on-exec: nothing comes when it ran) */
 	int go[2], ex[2];
@@ -700,11 +834,14 @@ int et_cmd_record(int argc, char **argv)
 	int rc = exec_err ? 0 : et_attr_write(t, out, comment) == 0 ? 0 : ET_EXIT_BAD;
 	if (exec_err)
 		out_drop(t);
+	int cmd_rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (rc == 0 && !exec_err) {
 		et_attr_say_unfound();
 		fprintf(stderr, "enormoustext record: %s written to %s\n", sum, out);
+		if (R.json)
+			report_json(out, cmd, 0, hz, cmd_rc);
 	}
 	if (rc)
 		return rc;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return cmd_rc;
 }

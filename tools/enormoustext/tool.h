@@ -172,6 +172,9 @@ FILE *et_tool_out_try(struct et_tool_out *t, const char *path);
 int et_tool_out_close(struct et_tool_out *t);
 /* Drop what was written: what is at the path stays as it was. */
 void et_tool_out_abort(struct et_tool_out *t);
+/* Whether path is this process's standard output (/dev/stdout, the file
+ * or pipe stdout is): --json, which goes there, refuses to share it. */
+bool et_tool_out_is_stdout(const char *path);
 /* "enormoustext CMD: NAME: why" for a failed et_out_* call (o may be NULL:
  * err, an errno or -errno, alone). */
 void et_tool_out_error(const char *name, const struct et_out *o, int err);
