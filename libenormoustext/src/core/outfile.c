@@ -1,7 +1,7 @@
 /*
  * core/outfile.c — writing a file the user named: ENORMOUSTEXT_REPORT,
  * ENORMOUSTEXT_RECORD, the perf map /tmp/perf-PID.map, and the command's
- * every output file (-o, --png, --svg).
+ * every output file (-o, --svg).
  *
  * Owns: THE way a file is written beside its name and renamed into place,
  * and what may be written at a path, and how:

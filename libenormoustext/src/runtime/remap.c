@@ -95,12 +95,6 @@
 #include <sys/utsname.h>
 #include <sys/vfs.h>
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-#ifndef MADV_DONTDUMP
-#define MADV_DONTDUMP 16
-#endif
 /* The MAP_FIXED that was to fill window w's slot returned p, not the slot.
  * A failed MAP_FIXED may already have unmapped our reservation there: take
  * the range back only if it is free, else it is no longer ours and must
