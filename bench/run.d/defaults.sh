@@ -36,6 +36,13 @@
 # the first left in the page cache for everyone.
 
 dv_variants=(plain old new prime defer copymin hot)
+# BENCH_DEFAULTS_VARIANTS / BENCH_DEFAULTS_WORKLOADS (space-separated) run
+# a part of the table: variants by name (plain always), workloads by key:
+# clang-version python probe java synth-long clang4 mariadb postgres
+if [[ -n ${BENCH_DEFAULTS_VARIANTS:-} ]]; then
+	read -r -a dv_variants <<<"plain ${BENCH_DEFAULTS_VARIANTS//plain/}"
+fi
+dv_want() { [[ -z ${BENCH_DEFAULTS_WORKLOADS:-} || " $BENCH_DEFAULTS_WORKLOADS " == *" $1 "* ]]; }
 
 # dv_env VARIANT REPORTDIR — sets env=(...) for VARIANT
 dv_env() {
@@ -436,7 +443,7 @@ suite_defaults() {
 		cxx=$(command -v clang++)
 		mapfile -t cfiles < <(dv_files "$cxx")
 	fi
-	if ((clang_ok)); then
+	if ((clang_ok)) && dv_want clang-version; then
 		dv_short "clang --version" "$n" "${cfiles[@]}" -- "$cc" --version
 		dv_spawn "clang --version" "$sr" "${cfiles[@]}" -- "$cc" --version
 	fi
@@ -445,20 +452,22 @@ suite_defaults() {
 	[[ -x $py ]] || py=$(command -v python3)
 	py=$(readlink -f "$py")
 	mapfile -t pfiles < <(dv_files "$py")
-	dv_short "python3 -c pass" "$n" "${pfiles[@]}" -- "$py" -c pass
-	dv_short "synth64 probe" "$n" "$d/synth64" "$d/libsynth64.so" -- "$d/synth64" 1
-	dv_spawn "synth64 probe" "$sr" "$d/synth64" "$d/libsynth64.so" -- "$d/synth64" 1
+	! dv_want python || dv_short "python3 -c pass" "$n" "${pfiles[@]}" -- "$py" -c pass
+	if dv_want probe; then
+		dv_short "synth64 probe" "$n" "$d/synth64" "$d/libsynth64.so" -- "$d/synth64" 1
+		dv_spawn "synth64 probe" "$sr" "$d/synth64" "$d/libsynth64.so" -- "$d/synth64" 1
+	fi
 	local java=""
-	command -v java >/dev/null || apt_need openjdk-17-jdk-headless || true
+	dv_want java && { command -v java >/dev/null || apt_need openjdk-17-jdk-headless || true
 	if command -v java >/dev/null; then
 		java=$(readlink -f "$(command -v java)")
 		mapfile -t jfiles < <({ dv_files "$java"; find "$(dirname "$(dirname "$java")")/lib" -name libjvm.so 2>/dev/null | head -1; })
 		dv_short "java -version" "$nj" "${jfiles[@]}" -- "$java" -version
-	fi
-	dv_synth_long "$d"
-	if ((clang_ok)); then dv_clang4 "$cxx" "${cfiles[@]}"; fi
-	dv_mariadb
-	dv_postgres
+	fi; }
+	! dv_want synth-long || dv_synth_long "$d"
+	if ((clang_ok)) && dv_want clang4; then dv_clang4 "$cxx" "${cfiles[@]}"; fi
+	! dv_want mariadb || dv_mariadb
+	! dv_want postgres || dv_postgres
 	defaults_load="$load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 	defaults_table >"$W/defaults.md"
 	cat "$W/defaults.md"
