@@ -231,7 +231,7 @@ after=$(ls -A "$W" | sort)
 [ "$(echo "$before" | grep -vE '\.(out|err)$')" = "$(echo "$after" | grep -vE '\.(out|err)$')" ] ||
 	fail "a refused -o left something: $(diff <(echo "$before") <(echo "$after"))"
 t both -- "$TOOL" stat --prometheus --json "$LPID"
-expect_bad 2 "--json with --prometheus" "--json or --prometheus"
+expect_bad 2 "--json with --prometheus" "give --(json or --prometheus|prometheus or --json), not both"
 t noarg -- "$TOOL" stat --prometheus -o
 expect_rc 2
 
