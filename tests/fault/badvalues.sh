@@ -77,7 +77,7 @@ fr_run "$R/true" "$WORK/p" -- env true
 # (lib.sh sets it to 0) that is the library's own default, 1 s: a waiting
 # worker thread, which the program sees (faultprog counts its threads).
 # Those runs are compared with a run of the library's defaults.
-fr_run "$R/defaults" "$WORK/p" -- env -u ENORMOUSTEXT_DEFER -u ENORMOUSTEXT_PRIME LD_PRELOAD="$PRE" "${PROG[@]}"
+fr_run "$R/defaults" "$WORK/p" -- env -u ENORMOUSTEXT_DEFER -u ENORMOUSTEXT_PRIME -u ENORMOUSTEXT_COPY_MIN LD_PRELOAD="$PRE" "${PROG[@]}"
 [ "$(cat "$R/defaults.rc")" = 7 ] || fail "the run with the library's defaults exited $(cat "$R/defaults.rc")"
 fr_same "$R/defaults" "$R/plain" noerr && fail "the run with the default deferral shows no waiting worker: the comparison below proves nothing"
 note "with the default deferral the program counts its threads: $(grep threads "$R/defaults.out")"

@@ -62,10 +62,10 @@ __attribute__((constructor)) static void fr_shim_init(void)
 	}
 
 	for (char **e = environ; e && *e; e++) {
-		/* (ENORMOUSTEXT_DEFER=0 and _PRIME=0 are what every test's lib.sh
-		 * sets: not variables a test gives it) */
+		/* (ENORMOUSTEXT_DEFER=0, _PRIME=0 and _COPY_MIN=0 are what the
+		 * tests' lib.sh sets: not variables a test gives it) */
 		if (strncmp(*e, "ENORMOUSTEXT", 12) != 0 || !strcmp(*e, "ENORMOUSTEXT_DEFER=0") ||
-		    !strcmp(*e, "ENORMOUSTEXT_PRIME=0"))
+		    !strcmp(*e, "ENORMOUSTEXT_PRIME=0") || !strcmp(*e, "ENORMOUSTEXT_COPY_MIN=0"))
 			continue;
 		const char *eq = strchr(*e, '=');
 		char name[64];

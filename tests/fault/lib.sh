@@ -27,7 +27,9 @@ while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0
 # would then be zero-copy).  The defaults (ENORMOUSTEXT_DEFER=1s,
 # ENORMOUSTEXT_PRIME=auto) have tests of their own that unset these:
 # integration.defaults.*, fault.syscalls' and fault.badvalues' defaults.
-export ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_PRIME=0
+# The fault tests that defer (fault.defer-*) move every window, whatever
+# has run when their 1 ms deferral ends (ENORMOUSTEXT_COPY_MIN=0).
+export ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_PRIME=0 ENORMOUSTEXT_COPY_MIN=0
 unset LD_PRELOAD LD_LIBRARY_PATH
 mkdir -p "$FAULT_WORK_ROOT" || exit 2
 WORK=$(mktemp -d "$FAULT_WORK_ROOT/$T.XXXXXX") || exit 2

@@ -101,7 +101,7 @@ declare -A S_ENV=([start]="" [record]="ENORMOUSTEXT_RECORD=RECDIR" [timer]="ENOR
 # away: a 1 s
 # deferral, copies only of windows that ran, copied windows primed into
 # zero-copy), a program at work for 1.5 s
-declare -A S_UNSET=([defaults]="ENORMOUSTEXT_DEFER ENORMOUSTEXT_PRIME")
+declare -A S_UNSET=([defaults]="ENORMOUSTEXT_DEFER ENORMOUSTEXT_PRIME ENORMOUSTEXT_COPY_MIN")
 # the deferred worker's calls, and a main thread that ends with pthread_exit
 # (the process must end when it does: its own plain run is the reference)
 # (--no-counts: while the worker lives the program sees one more thread, and

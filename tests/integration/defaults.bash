@@ -122,8 +122,11 @@ text_pss() {
 }
 
 file_rss() {
-	awk -v f="$(realpath "$2")" '/^[0-9a-f]+-[0-9a-f]+ / { m = ($6 == f) } m && $1 == "Rss:" { s += $2 } END { print s + 0 }' \
-		"/proc/$1/smaps" 2>/dev/null
+	# (0 when the process has just ended: awk cannot open its smaps)
+	local v
+	v=$(awk -v f="$(realpath "$2")" '/^[0-9a-f]+-[0-9a-f]+ / { m = ($6 == f) } m && $1 == "Rss:" { s += $2 } END { print s + 0 }' \
+		"/proc/$1/smaps" 2>/dev/null)
+	echo "${v:-0}"
 }
 
 kinds() { obj_str "$1" "$2" window_kinds; }
