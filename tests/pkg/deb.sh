@@ -61,6 +61,10 @@ trap on_exit EXIT
 trap 'exit 130' INT TERM
 unset LD_PRELOAD LD_LIBRARY_PATH PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR MANPATH
 while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0-9_]*\)=.*/\1/p')
+# the installed library moves the text before main, so that each program
+# here sees it at once (by default it waits until a process has lived a
+# second: ENORMOUSTEXT_DEFER, with tests of its own)
+export ENORMOUSTEXT_DEFER=0
 
 version=$(sed -n 's/^project(enormoustext VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 [ -n "$version" ] || fail "no project(enormoustext VERSION ...) in $src/CMakeLists.txt"
