@@ -53,6 +53,9 @@ KEEP=${ET_AARCH64_KEEP:-0}
 # (the library warns about every ENORMOUSTEXT_ variable it does not know)
 unset ENORMOUSTEXT_IT_NFUNCS ET_AARCH64_CRITERION_LIBRARY ET_AARCH64_CRITERION_INCLUDE_DIR ET_AARCH64_UNIT ET_AARCH64_KEEP \
 	LD_PRELOAD LD_LIBRARY_PATH
+# the start-up path, as the other harnesses' lib.sh: the text moved before
+# main, copies staying copies (the defaults have tests of their own)
+export ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_PRIME=0
 
 missing() {
 	echo "SKIP aarch64: $*"
