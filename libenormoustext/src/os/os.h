@@ -38,6 +38,11 @@ ET_HIDDEN int et_os_own_files(int keep_below);
 /* pidfd_open(getpid()) (Linux 5.3) and pidfd_getfd (5.6): a copy, in the
  * caller's table, of the program's descriptor fd.  -1 with errno. */
 ET_HIDDEN int et_os_pidfd_self(void);
+/* The executable's path into buf (NUL-terminated, "" when unknown):
+ * /proc/self/exe first (the one qemu-user emulates: its thread-self is the
+ * emulator's), then the calling thread's /proc/thread-self/exe (/proc/self
+ * is the main thread's, gone once it has ended with pthread_exit). */
+ET_HIDDEN void et_os_exe_path(char *buf, size_t n);
 ET_HIDDEN int et_os_pidfd_getfd(int pidfd, int fd);
 /* futex on a private int: wait while *p == val (at most ns; 0: no limit);
  * wake every waiter. */

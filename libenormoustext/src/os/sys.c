@@ -144,6 +144,18 @@ int et_os_own_files(int keep_below)
 	return close_listed(keep_below);
 }
 
+void et_os_exe_path(char *buf, size_t n)
+{
+	if (n == 0)
+		return;
+	int saved = errno;
+	ssize_t l = readlink("/proc/self/exe", buf, n - 1);
+	if (l <= 0)
+		l = readlink("/proc/thread-self/exe", buf, n - 1);
+	buf[l > 0 ? l : 0] = '\0';
+	errno = saved;
+}
+
 int et_os_pidfd_self(void)
 {
 	return (int)et_os_sys6(SYS_pidfd_open, (long)getpid(), 0, 0, 0, 0, 0);

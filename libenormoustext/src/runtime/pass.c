@@ -207,12 +207,7 @@ static int table_reserve(struct et_run *run, size_t more)
 static void name_main(struct et_object *o)
 {
 	if (o->is_main) {
-		/* the calling thread's view: /proc/self's is the main thread's,
-		 * gone once it has ended (pthread_exit) */
-		ssize_t n = readlink("/proc/thread-self/exe", o->path, sizeof o->path - 1);
-		if (n <= 0)
-			n = readlink("/proc/self/exe", o->path, sizeof o->path - 1);
-		o->path[n > 0 ? n : 0] = '\0';
+		et_os_exe_path(o->path, sizeof o->path);
 	}
 }
 

@@ -607,10 +607,7 @@ static void write_objects(struct et_prof_writer *w, const uint64_t *ips, size_t 
 		char exe[4096];
 		const char *path = o->path;
 		if (o->is_main && !path[0]) {
-			ssize_t l = readlink("/proc/thread-self/exe", exe, sizeof exe - 1);
-			if (l <= 0)
-				l = readlink("/proc/self/exe", exe, sizeof exe - 1);
-			exe[l > 0 ? l : 0] = '\0';
+			et_os_exe_path(exe, sizeof exe);
 			path = exe;
 		}
 		/* the same file loaded twice (two paths, one build-id) is one
