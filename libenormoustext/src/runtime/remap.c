@@ -730,12 +730,28 @@ static bool hugetlb_mremap_safe(void)
  * keeps mapped pages): it stays a copy now, and the worker tries again
  * later (runtime/pass.c, et_pass_prime_later), when they may have moved on.
  */
+/* May a window of the file open at fd be read back (reprime) with no one
+ * else's I/O?  PRIME=1 always (it writes dirty pages out first); by
+ * default not on a network file system, nor where the window has dirty
+ * pages, nor where the kernel cannot say (no cachestat(2) before Linux
+ * 6.5, or a filter refuses it). */
+enum prime_block { PB_OK, PB_REMOTE, PB_DIRTY, PB_UNKNOWN };
+
+static enum prime_block prime_blocked(const struct et_run *run, int fd, const struct et_window *w)
+{
+	if (run->opt.prime_sync)
+		return PB_OK;
+	if (et_os_remote_fs(fd))
+		return PB_REMOTE;
+	long dirty = et_os_dirty_pages(fd, w->file_off, run->si.pmd_size);
+	return dirty == 0 ? PB_OK : dirty < 0 ? PB_UNKNOWN : PB_DIRTY;
+}
+
 static void reprime(struct et_run *run, long *pool_left)
 {
 	const uint64_t H = run->si.pmd_size;
 	size_t k = 0;
 	unsigned n_changed = 0, n_remote = 0, n_dirty = 0, n_unknown = 0;
-	long dirty;
 	struct file_cache fc = { -1, 0, false, false };
 	for (size_t j = 0; j < run->nwins; j++) {
 		struct et_window *w = &run->wins[j];
@@ -755,29 +771,21 @@ static void reprime(struct et_run *run, long *pool_left)
 			n_changed++;
 			continue;
 		}
-		if (run->opt.prime_sync) {
-			/* ENORMOUSTEXT_PRIME=1: dirty pages (a file just written)
-			 * cannot be dropped: write them out first, once per file;
-			 * the contents do not change */
-			if (had != w->object)
-				fdatasync(fd);
-		} else if (et_os_remote_fs(fd)) {
-			/* by default: never another's I/O — no re-read over a network */
-			n_remote++;
-			continue;
-		} else if ((dirty = et_os_dirty_pages(fd, w->file_off, H)) != 0) {
-			/* ...and no write-out of a file someone is writing: the
-			 * drop below starts one for every dirty page of the range.
-			 * Where the kernel cannot say (no cachestat(2) before
-			 * Linux 6.5, or a filter refuses it: -1), the window may be
-			 * dirty as well as not: it stays a copy (PRIME=1 writes it
-			 * out first, on purpose) */
-			if (dirty < 0)
-				n_unknown++;
-			else
-				n_dirty++;
+		enum prime_block pb = prime_blocked(run, fd, w);
+		if (pb != PB_OK) {
+			/* by default never another's I/O: no re-read over a
+			 * network, no write-out of a file someone is writing (the
+			 * drop below starts one for every dirty page of the range),
+			 * and where dirtiness is unknown the window may be dirty */
+			n_remote += pb == PB_REMOTE;
+			n_dirty += pb == PB_DIRTY;
+			n_unknown += pb == PB_UNKNOWN;
 			continue;
 		}
+		/* ENORMOUSTEXT_PRIME=1: dirty pages cannot be dropped: write
+		 * them out first, once per file; the contents do not change */
+		if (run->opt.prime_sync && had != w->object)
+			fdatasync(fd);
 		posix_fadvise(fd, (off_t)w->file_off, (off_t)H, POSIX_FADV_DONTNEED);
 		w->repriming = true;
 		w->prev_backend = w->backend;
@@ -926,6 +934,14 @@ static void budget_after(struct et_run *run, enum et_backend b, struct budget *b
 	}
 }
 
+/* Are copied windows primed (reprime) after the rounds? */
+static bool primes(const struct et_run *run)
+{
+	/* auto primes what ENORMOUSTEXT_BACKEND=auto had to copy; a copying
+	 * backend named on its own keeps its copies (PRIME=1 primes them) */
+	return run->opt.prime && (run->opt.prime_sync || run->opt.backend == ET_BACKEND_AUTO);
+}
+
 /*
  * Copies only where they pay (ENORMOUSTEXT_COPY_MIN, a deferred pass with
  * no profile): a copy costs the process 2 MiB of memory of its own and
@@ -935,21 +951,14 @@ static void budget_after(struct et_run *run, enum et_backend b, struct budget *b
  * the process's page tables than copy_min — is left as it is (ET_R_LITTLE_RUN),
  * and looked at again when the worker tries priming later.  Zero-copy
  * windows cost nothing of that kind and are never held back, nor are the
- * congruent windows of files that will be primed: their copies are the
- * way to zero-copy, for this process and the next ones.  In the
+ * congruent windows of files that will be primed (clean, local: the same
+ * rule as reprime's): their copies are the way to zero-copy, for this
+ * process and the next ones.  In the
  * constructor nothing has run yet: every window is copied there (and a
  * profile or ENORMOUSTEXT_HOT=auto says which are hot instead), and
  * neither in a hurried pass (prctl(PR_SET_THP_DISABLE): the last chance).
  * Returns how many of the pending windows were held back.
  */
-/* Are copied windows primed (reprime) after the rounds? */
-static bool primes(const struct et_run *run)
-{
-	/* auto primes what ENORMOUSTEXT_BACKEND=auto had to copy; a copying
-	 * backend named on its own keeps its copies (PRIME=1 primes them) */
-	return run->opt.prime && (run->opt.prime_sync || run->opt.backend == ET_BACKEND_AUTO);
-}
-
 static size_t copy_gate(struct et_run *run, enum et_backend b)
 {
 	if (!run->deferred || !run->opt.copy_min || run->again)
@@ -960,6 +969,7 @@ static size_t copy_gate(struct et_run *run, enum et_backend b)
 	int fd = et_os_pagemap_open();
 	if (fd < 0)
 		return 0;
+	struct file_cache fc = { -1, 0, false, false };
 	size_t held = 0;
 	for (size_t j = 0; j < run->nwins; j++) {
 		struct et_window *w = &run->wins[j];
@@ -970,8 +980,15 @@ static size_t copy_gate(struct et_run *run, enum et_backend b)
 		 * read back huge, and from then on every process maps it
 		 * zero-copy — a window left small now would stay small in the
 		 * page cache, for every process, for as long as one maps it */
-		if (primes(run) && w->congruent && w->inode && !w->pad)
-			continue;
+		if (primes(run) && w->congruent && w->inode && !w->pad) {
+			enum et_reason keep = w->reason;
+			int keep_err = w->err;
+			int ffd = window_file(run, w, &fc);
+			w->reason = keep;
+			w->err = keep_err;
+			if (ffd >= 0 && prime_blocked(run, ffd, w) == PB_OK)
+				continue;
+		}
 		const uint64_t lo = w->pad ? w->copy_lo : w->addr, hi = w->pad ? w->copy_hi : w->addr + run->si.pmd_size;
 		uint64_t present = et_os_pages_present_in(fd, lo, hi - lo) * (uint64_t)pg;
 		if (present < run->opt.copy_min) {
@@ -981,6 +998,8 @@ static size_t copy_gate(struct et_run *run, enum et_backend b)
 			held++;
 		}
 	}
+	if (fc.fd >= 0)
+		close(fc.fd);
 	close(fd);
 	return held;
 }
