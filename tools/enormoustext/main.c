@@ -41,6 +41,7 @@ static const struct {
 	{ "collapse", et_cmd_collapse, et_cmd_collapse_spec, "put running processes' text or JIT code on huge pages, from outside" },
 	{ "enable", et_cmd_enable, et_cmd_enable_spec, "turn the library on for a systemd service, or one program host-wide" },
 	{ "disable", et_cmd_disable, et_cmd_disable_spec, "undo enable: exactly what it wrote goes, what was there comes back" },
+	{ "compare", et_cmd_compare, et_cmd_compare_spec, "run a program plain and with the library, alternated: is it worth it here" },
 };
 
 static void usage(FILE *f)

@@ -87,6 +87,7 @@ int et_cmd_profile(int argc, char **argv);
 int et_cmd_collapse(int argc, char **argv);
 int et_cmd_enable(int argc, char **argv);
 int et_cmd_disable(int argc, char **argv);
+int et_cmd_compare(int argc, char **argv);
 /* Their tables (opts.h): options, usage forms, help (each in its file). */
 struct et_cmd_spec;
 const struct et_cmd_spec *et_cmd_run_spec(void);
@@ -101,6 +102,7 @@ const struct et_cmd_spec *et_cmd_profile_spec(void);
 const struct et_cmd_spec *et_cmd_collapse_spec(void);
 const struct et_cmd_spec *et_cmd_enable_spec(void);
 const struct et_cmd_spec *et_cmd_disable_spec(void);
+const struct et_cmd_spec *et_cmd_compare_spec(void);
 
 /* ------------------------------------------------------------- JSON */
 

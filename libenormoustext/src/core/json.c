@@ -190,6 +190,17 @@ void et_json_bool(struct et_json *j, const char *key, bool v)
 		put_lit(j, "false");
 }
 
+void et_json_milli(struct et_json *j, const char *key, int64_t v)
+{
+	member(j, key);
+	uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	if (v < 0)
+		put_lit(j, "-");
+	et_sink_u64(&j->out, a / 1000, 10);
+	const char frac[4] = { '.', (char)('0' + a / 100 % 10), (char)('0' + a / 10 % 10), (char)('0' + a % 10) };
+	put(j, frac, sizeof frac);
+}
+
 void et_json_null(struct et_json *j, const char *key)
 {
 	member(j, key);

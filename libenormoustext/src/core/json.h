@@ -42,6 +42,9 @@ ET_HIDDEN void et_json_i64(struct et_json *j, const char *key, int64_t v);
 /* v as the string "0x..." (an address: JSON numbers lose precision past 2^53). */
 ET_HIDDEN void et_json_hex(struct et_json *j, const char *key, uint64_t v);
 ET_HIDDEN void et_json_bool(struct et_json *j, const char *key, bool v);
+/* v thousandths as a decimal number with three places (1234 -> 1.234,
+ * -5 -> -0.005): ratios and seconds without floating point here. */
+ET_HIDDEN void et_json_milli(struct et_json *j, const char *key, int64_t v);
 ET_HIDDEN void et_json_null(struct et_json *j, const char *key);
 /* Ends the document with a newline, and flushes the sink. */
 ET_HIDDEN void et_json_end(struct et_json *j);
