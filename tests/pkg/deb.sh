@@ -9,13 +9,15 @@
 #    that nothing is written into the tree itself;
 # 2. builds the source package (dpkg-source -b) and the binary packages
 #    (dpkg-buildpackage -us -uc -b, DEB_BUILD_OPTIONS="nocheck parallel=2"):
-#    libenormoustext0, libenormoustext-dev, enormoustext;
+#    libenormoustext0, libenormoustext-dev, enormoustext, and on amd64
+#    enormoustext-itlbgrind (the model, installed beside Valgrind's tools,
+#    depending on the Valgrind it was built with);
 # 3. runs lintian on the .dsc and the .changes: an error or a warning that
 #    no override explains fails the test (info and pedantic tags are shown);
 # 4. checks what each package holds (no file in two of them; the SONAME
 #    and the package name agree; the -dev package has a man 3 page for each
 #    function of enormoustext.h);
-# 5. unpacks the three packages into a throwaway root with `dpkg -x`: no
+# 5. unpacks the packages into a throwaway root with `dpkg -x`: no
 #    package database, no maintainer script, nothing of the host's /usr or
 #    /var/lib/dpkg touched, no root needed (`dpkg --root` would also want
 #    libc6 and libelf1 "installed" in that root, for nothing more to check
@@ -24,6 +26,8 @@
 #      ROOT/usr/lib/<multiarch>/libenormoustext.so.0 and ENORMOUSTEXT_VERBOSE=1:
 #      the summary line says text went huge, and the program's own smaps
 #      agree (a run without the library first: nothing huge);
+#    - on amd64, the packaged `enormoustext compare --counters model` with the
+#      packaged itlbgrind: fewer L1 iTLB misses with the library;
 #    - ROOT/usr/bin/enormoustext --version and `run`: the command finds the
 #      library beside itself (also in a root with only libenormoustext0 and
 #      enormoustext unpacked: no development link needed);
@@ -96,7 +100,10 @@ fi
 grep -q "make -j$jobs" "$W/build.log" || fail "the package build did not run make -j$jobs (DEB_BUILD_OPTIONS parallel=$jobs)"
 lap "built the source package and the binary packages"
 deb() { echo "$W/src/${1}_${version}_$arch.deb"; }
-for p in libenormoustext0 libenormoustext-dev enormoustext; do
+# enormoustext-itlbgrind (the model, a Valgrind tool) on amd64 only
+pkgs=(libenormoustext0 libenormoustext-dev enormoustext)
+[ "$arch" = amd64 ] && pkgs+=(enormoustext-itlbgrind)
+for p in "${pkgs[@]}"; do
 	[ -s "$(deb $p)" ] || fail "no $(basename "$(deb $p)") from dpkg-buildpackage: $(ls "$W/src")"
 done
 
@@ -113,7 +120,7 @@ grep -q '^[EW]: ' "$W/lintian.log" && fail "lintian printed an error or a warnin
 lap "lintian: no error, no unexplained warning ($(grep -c '^[IPX]: ' "$W/lintian.log") info/pedantic/experimental tags)"
 
 # ---------------------------------------------------------------- 4. contents
-for p in libenormoustext0 libenormoustext-dev enormoustext; do
+for p in "${pkgs[@]}"; do
 	dpkg-deb -c "$(deb $p)" | awk '{ print $6 }' | sed 's|^\./||; /\/$/d' | sort >"$W/$p.files"
 done
 dup=$(sort "$W"/*.files | uniq -d)
@@ -143,10 +150,22 @@ dep=$(dpkg-deb -f "$(deb enormoustext)" Depends)
 case ", $dep," in *", libenormoustext0 (= $version),"*) ;; *) fail "enormoustext does not depend on libenormoustext0 (= $version): $dep" ;; esac
 dep=$(dpkg-deb -f "$(deb libenormoustext-dev)" Depends)
 case ", $dep," in *", libenormoustext0 (= $version),"*) ;; *) fail "libenormoustext-dev does not depend on libenormoustext0 (= $version): $dep" ;; esac
+# itlbgrind: beside Valgrind's own tools (where `valgrind --tool=NAME` looks),
+# depending on the very Valgrind it was linked with
+if [ "$arch" = amd64 ]; then
+	vgdir=$(dirname "$(dpkg -L valgrind | grep '/memcheck-amd64-linux$' | head -n1)")
+	[ "$vgdir" != . ] || fail "dpkg -L valgrind lists no memcheck-amd64-linux: where are Valgrind's tools?"
+	has enormoustext-itlbgrind "${vgdir#/}/itlbgrind-amd64-linux"
+	[ "$(wc -l <"$W/enormoustext-itlbgrind.files")" -le 8 ] ||
+		fail "enormoustext-itlbgrind holds more than the tool and its docs: $(tr '\n' ' ' <"$W/enormoustext-itlbgrind.files")"
+	vgv=$(dpkg-query -W -f='${Version}' valgrind)
+	dep=$(dpkg-deb -f "$(deb enormoustext-itlbgrind)" Depends)
+	case ", $dep," in *", valgrind (= $vgv),"*) ;; *) fail "enormoustext-itlbgrind does not depend on valgrind (= $vgv), the version it was built with: $dep" ;; esac
+fi
 
 # ---------------------------------------------------------------- 5. installed
 R=$W/root
-for p in libenormoustext0 libenormoustext-dev enormoustext; do dpkg -x "$(deb $p)" "$R" || fail "dpkg -x $p failed"; done
+for p in "${pkgs[@]}"; do dpkg -x "$(deb $p)" "$R" || fail "dpkg -x $p failed"; done
 lib=$R/$L/libenormoustext.so.0
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libenormoustext.so.0 ] || fail "the SONAME of $lib is '$soname', the package libenormoustext0 says libenormoustext.so.0"
@@ -256,6 +275,23 @@ words=$(bash -c '. "$1" && complete -p enormoustext >/dev/null && f=$(complete -
 	COMP_WORDS=(enormoustext st) COMP_CWORD=1 COMP_LINE="enormoustext st" COMP_POINT=15 && "$f" enormoustext st enormoustext &&
 	printf "%s\n" "${COMPREPLY[@]}"' _ "$comp" 2>&1) || fail "bash cannot load the packaged completion $comp: $words"
 grep -qx stat <<<"$words" && grep -qx status <<<"$words" || fail "the packaged completion does not offer stat and status for 'enormoustext st': $words"
+# the packaged model, used by the packaged command: `compare --counters model`
+# (the tool from the root, with the host's Valgrind core files beside it, as
+# they would be in Valgrind's directory)
+if [ "$arch" = amd64 ]; then
+	mkdir -p "$W/vglib"
+	for f in "$vgdir"/*; do ln -s "$f" "$W/vglib/"; done
+	rm -f "$W/vglib/itlbgrind-amd64-linux"
+	ln -s "$R/${vgdir#/}/itlbgrind-amd64-linux" "$W/vglib/itlbgrind-amd64-linux"
+	cmp=$(cd "$W" && ITLBGRIND_LIB=$W/vglib "$cmd" compare --runs 1 --warmup 0 --counters model --json -- "$W/big" 2>&1) ||
+		fail "the packaged enormoustext compare --counters model with the packaged itlbgrind failed: $cmp"
+	grep -q '"source": "model"' <<<"$cmp" || fail "compare did not count with the model: $cmp"
+	pm=$(sed -n '/"plain": {/,/}/s/.*"itlb_misses": \([0-9]*\).*/\1/p' <<<"$cmp")
+	lm=$(sed -n '/"library": {/,/}/s/.*"itlb_misses": \([0-9]*\).*/\1/p' <<<"$cmp")
+	[ -n "$pm" ] && [ -n "$lm" ] && [ "$pm" -gt "$lm" ] ||
+		fail "the packaged model counts '$pm' L1 iTLB misses plain and '$lm' with the library: expected fewer with the library"
+	lap "the packaged itlbgrind through the packaged compare: L1 iTLB misses plain $pm, library $lm"
+fi
 R2=$W/root-nodev
 for p in libenormoustext0 enormoustext; do dpkg -x "$(deb $p)" "$R2" || fail "dpkg -x $p failed"; done
 dry=$("$R2/usr/bin/enormoustext" run -n -- true) || fail "without the -dev package, enormoustext run -n failed: $dry"
@@ -329,4 +365,4 @@ grep -qE '^enormoustext \(1\) +- ' <<<"$found" || fail "man -k enormoustext does
 lap "man -k lists libenormoustext(3), $(echo "$api" | wc -l) function pages and enormoustext(1)"
 
 [ "$(tree_state)" = "$before" ] || fail "the build wrote into $src: $(diff <(echo "$before") <(tree_state) | grep '^[<>]' | tr '\n' ' ')"
-echo "PASS [pkg.deb]: 3 packages built, lintian clean, installed into a throwaway root and used from there ($(($(date +%s) - t0)) s)"
+echo "PASS [pkg.deb]: ${#pkgs[@]} packages built, lintian clean, installed into a throwaway root and used from there ($(($(date +%s) - t0)) s)"
