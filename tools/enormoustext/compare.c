@@ -4,8 +4,8 @@
  * machine?  COMMAND runs plain and with the library, alternated (one
  * warm-up pair first, not counted), and the answer is the ratio of their
  * times with its spread, what the library cost (its report: CPU, MiB
- * copied and zero-copy; the text's Pss and huge share, from smaps while it
- * runs), the iTLB misses of both — from the PMU where the kernel gives
+ * copied and zero-copy; the text's Pss and huge share, from smaps in one
+ * more pair, untimed), the iTLB misses of both — from the PMU where the kernel gives
  * them (perf_event_open: the generic iTLB read-miss event, and the
  * vendor's completed-walk event where known), else from the model
  * (itlbgrind, one more run of each under Valgrind) — and one verdict line.
@@ -63,7 +63,8 @@ static const struct et_cmd_spec spec = {
 	         "and say whether the library is worth it for it on this machine: the ratio of\n"
 	         "their times (plain / library: above 1 the library makes it faster) with its\n"
 	         "spread over the pairs, what the library cost (its CPU, MiB copied and mapped\n"
-	         "zero-copy), the text's Pss and how much of it was huge, iTLB misses of both,\n"
+	         "zero-copy), the text's Pss and how much of it was huge (one more pair, not\n"
+	         "timed, its smaps read while it runs), iTLB misses of both,\n"
 	         "and one verdict: worth it (faster in every pair, by 1% or more at the median),\n"
 	         "costs more than it saves (slower in every pair, by 1% or more), or within the\n"
 	         "noise.  The library acts by the environment's ENORMOUSTEXT_* variables (its\n"
@@ -290,10 +291,13 @@ static char *slurp(const char *path)
 
 /*
  * Run argv once with env; fills r.  Counters (pmu->ok) are opened on the
- * child before it execs (enable_on_exec, inherited by its children).
+ * child before it execs (enable_on_exec, inherited by its children).  With
+ * `sample`, its smaps are read while it runs (not in a timed run: reading
+ * the smaps of a process holds its mmap lock, and clang --version ran
+ * 0.76x to 1.2x of itself depending on where the reads fell).
  * Returns 0, or -1 when COMMAND could not be started (errno set).
  */
-static int run_once(char **argv, char **env, struct pmu *pmu, const char *report, struct run *r)
+static int run_once(char **argv, char **env, struct pmu *pmu, const char *report, bool sample, struct run *r)
 {
 	int go[2], ex[2];
 	if (pipe2(go, O_CLOEXEC) != 0)
@@ -361,13 +365,12 @@ static int run_once(char **argv, char **env, struct pmu *pmu, const char *report
 	r->text_pss_kib = r->text_huge_kib = 0;
 	struct rusage ru;
 	int st = 0;
-	/* Sample smaps while it runs: every 50 ms for the first second, then
-	 * every 250 ms; the pidfd says at once when it ends (its time is then
-	 * exact), without one it is only waited for. */
+	/* Sampled: smaps every 50 ms for the first second, then every 250 ms;
+	 * the pidfd says at once when it ends.  Timed: only waited for. */
 	if (pfd >= 0) {
 		for (int tick = 0;; tick++) {
 			struct pollfd p = { .fd = pfd, .events = POLLIN };
-			int n = poll(&p, 1, tick < 20 ? 50 : 250);
+			int n = poll(&p, 1, !sample ? -1 : tick < 20 ? 50 : 250);
 			if (n > 0)
 				break;
 			if (n < 0 && errno != EINTR)
@@ -662,7 +665,7 @@ static int model_run(struct model *m, char **argv, int argc, char **env, const c
 	unlink(out);
 	struct run mr;
 	memset(&mr, 0, sizeof mr);
-	int rc = run_once(av, e, NULL, NULL, &mr);
+	int rc = run_once(av, e, NULL, NULL, false, &mr);
 	free(av);
 	free(e);
 	if (rc != 0) {
@@ -738,11 +741,6 @@ static void summarise(const struct run *runs, size_t n, int variant, bool pmu, s
 	dst = median(v, k);
 	MED(wall_ns, true, s->wall)
 	MED(cpu_ns, true, s->cpu)
-	MED(text_pss_kib, runs[i].sampled, s->pss)
-	MED(text_huge_kib, runs[i].sampled, s->huge)
-	for (size_t i = 0; i < n; i++)
-		if (runs[i].variant == variant && runs[i].sampled)
-			s->sampled = true;
 	if (pmu) {
 		for (int c = 0; c < C_N; c++) {
 			MED(cnt[c], runs[i].counted[c], s->cnt[c])
@@ -901,7 +899,7 @@ int et_cmd_compare(int argc, char **argv)
 		struct run r;
 		memset(&r, 0, sizeof r);
 		r.variant = v;
-		if (run_once(a.ops, env[v], pmu.ok ? &pmu : NULL, v == V_LIB ? report : NULL, &r) != 0) {
+		if (run_once(a.ops, env[v], pmu.ok ? &pmu : NULL, v == V_LIB ? report : NULL, false, &r) != 0) {
 			et_tool_err("cannot run %s: %s", a.ops[0], strerror(errno));
 			rc = ET_EXIT_BAD;
 			goto out;
@@ -912,6 +910,16 @@ int et_cmd_compare(int argc, char **argv)
 	struct side s[2];
 	summarise(rs, measured, V_PLAIN, pmu.ok, &s[0]);
 	summarise(rs, measured, V_LIB, pmu.ok, &s[1]);
+	/* the text: one more pair, untimed, its smaps read while it runs */
+	for (int v = 0; v < 2; v++) {
+		struct run r;
+		memset(&r, 0, sizeof r);
+		if (run_once(a.ops, env[v], NULL, NULL, true, &r) == 0 && r.sampled) {
+			s[v].sampled = true;
+			s[v].pss = r.text_pss_kib;
+			s[v].huge = r.text_huge_kib;
+		}
+	}
 
 	/* the model: one run of each */
 	if (!strcmp(source, "model")) {
@@ -1103,9 +1111,9 @@ int et_cmd_compare(int argc, char **argv)
 		printf("time ratio (plain / library): %sx, pairs %s..%s", ratio_str(b1, sizeof b1, rmed),
 		       ratio_str(b2, sizeof b2, rmin), ratio_str(b3, sizeof b3, rmax));
 		if (have_itlb)
-			printf("; iTLB misses %sx fewer", ratio_str(x, sizeof x, itlb_ratio));
+			printf("; iTLB misses plain / library %sx", ratio_str(x, sizeof x, itlb_ratio));
 		if (have_walk)
-			printf(", page walks %sx fewer", ratio_str(y, sizeof y, walk_ratio));
+			printf(", page walks %sx", ratio_str(y, sizeof y, walk_ratio));
 		printf("\nverdict: %s (%s)\n", verdict, why);
 	}
 out:
