@@ -23,7 +23,7 @@
 
 model=no model_why="not tried"
 mcsv=$W/model.csv
-echo "suite,case,variant,model,instructions,itlb_misses,walks,itlb_mpki,walk_mpki,huge_text_mib,text_mib" >"$mcsv"
+echo "suite,case,variant,model,instructions,itlb_misses,walks,itlb_mpki,walk_mpki,huge_text_mib,text_mib,data_walks,data_l2_hits,est_cycles" >"$mcsv"
 
 model_init() {
 	apt_need valgrind || { model_why="valgrind is not installed"; return 0; }
@@ -50,7 +50,7 @@ model_cmd() {
 	rm -f "$W/model/$name".*
 	# --no-aslr: set indices follow virtual addresses; with ASLR a server's
 	# second-level misses differ by up to 25% between two identical runs
-	MODEL=("$model_itlb" --no-aslr -q --model=goldencove,zen4 --json=yes --out="$W/model/$name.%p.json")
+	MODEL=("$model_itlb" --no-aslr -q --model="$model_cores" --json=yes --out="$W/model/$name.%p.json")
 	local o
 	for o in "$@"; do
 		case $o in
@@ -69,21 +69,42 @@ model_flat_line() {
 	"$model_flat" "$W/model-one.json" 2>/dev/null || true
 }
 
-# model_fields — from a flattened record on stdin: "instr gc_l1 gc_walks z_l1 z_walks huge text label"
+# The cores modelled: BENCH_MODEL_CORES (a comma-separated list of
+# itlbgrind's --model names), default goldencove,zen4.  The first is the
+# one results.md's ratios use.
+model_cores=${BENCH_MODEL_CORES:-goldencove,zen4}
+
+# model_fields — from a flattened record on stdin, one line:
+# "instr huge text label" and then, per core of $model_cores in order,
+# "l1 walks data_walks data_l2_hits est_cycles" (est_cycles: the model's estimate for
+# code and data together, from its cited costs per hit and per walk).
 model_fields() {
-	awk -F'\t' '
+	awk -F'\t' -v cores="$model_cores" '
 		$1 == ".instructions" { i = $3 }
-		$1 ~ /^\.models\[[0-9]+\]\.name$/ { split($1, p, /[][]/); nm[p[2]] = $3 }
-		$1 ~ /^\.models\[[0-9]+\]\.itlb_misses$/ { split($1, p, /[][]/); l1[p[2]] = $3 }
-		$1 ~ /^\.models\[[0-9]+\]\.stlb_misses$/ { split($1, p, /[][]/); w[p[2]] = $3 }
+		$1 ~ /^\.models\[[0-9]+\]\./ {
+			split($1, p, /[][]/); f = substr($1, length(p[1]) + length(p[2]) + 4)
+			if (f == "name") nm[p[2]] = $3
+			else if (f == "itlb_misses") l1[p[2]] = $3
+			else if (f == "stlb_misses") w[p[2]] = $3
+			else if (f == "data_walks") dw[p[2]] = $3
+			else if (f == "data_l2_hits") dh[p[2]] = $3
+			else if (f == "estimated_cycles") ec[p[2]] += $3
+			else if (f == "data_estimated_cycles") ec[p[2]] += $3
+		}
 		$1 ~ /^\.objects\[[0-9]+\]\.huge_text_bytes$/ { h += $3 }
 		$1 ~ /^\.objects\[[0-9]+\]\.text_bytes$/ && $1 !~ /huge/ { t += $3 }
 		$1 == ".label" { lab = $3 }
 		END {
-			for (k in nm) { if (nm[k] == "goldencove") g = k; if (nm[k] == "zen4") z = k }
 			if (i == "") exit    # not a record
 			gsub(/[ \t]/, "_", lab)
-			printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f %s\n", i, l1[g] + 0, w[g] + 0, l1[z] + 0, w[z] + 0, h, t, (lab == "" ? "-" : lab)
+			printf "%.0f %.0f %.0f %s", i, h, t, (lab == "" ? "-" : lab)
+			n = split(cores, c, ",")
+			for (j = 1; j <= n; j++) {
+				k = ""
+				for (x in nm) if (nm[x] == c[j]) k = x
+				printf " %.0f %.0f %.0f %.0f %.0f", l1[k] + 0, w[k] + 0, dw[k] + 0, dh[k] + 0, ec[k] + 0
+			}
+			printf "\n"
 		}'
 }
 
@@ -98,27 +119,29 @@ model_take() {
 		echo "   model: no record for $suite/$variant ($name)" >&2
 		return 0
 	fi
-	local i g1 gw z1 zw h t lab
+	local x y i
 	if [[ $pick == top ]]; then
 		for f in "${files[@]}"; do
 			n=$(wc -l <"$f")
 			for k in $(seq "$n"); do
-				i=""
-				read -r i g1 gw z1 zw h t lab < <(model_flat_line "$f" "$k" | model_fields) || true
-				if [[ $i =~ ^[0-9]+$ ]] && ((i > bi)); then bi=$i best="$i $g1 $gw $z1 $zw $h $t"; fi
+				line=$(model_flat_line "$f" "$k" | model_fields) || true
+				[[ $line =~ ^[0-9]+\  ]] || continue
+				i=${line%% *}
+				if ((i > bi)); then bi=$i best=$line; fi
 			done
 		done
 	else
 		local a=${pick#snap:}
 		local bl=${a#*:}
 		a=${a%%:*}
-		local ra="" rb=""
+		local ra="" rb="" lab
 		for f in "${files[@]}"; do
 			n=$(wc -l <"$f")
 			for k in $(seq "$n"); do
 				line=$(model_flat_line "$f" "$k" | model_fields) || true
 				[[ $line =~ ^[0-9]+\  ]] || continue
-				lab=${line##* }
+				read -r -a x <<<"$line"
+				lab=${x[3]}
 				[[ $lab == "$a" ]] && ra=$line
 				[[ $lab == "$bl" ]] && rb=$line
 			done
@@ -127,23 +150,33 @@ model_take() {
 			echo "   model: $suite/$variant: no snapshots '$a' and '$bl' ($name)" >&2
 			return 0
 		fi
-		local x y
 		read -r -a x <<<"$ra"
 		read -r -a y <<<"$rb"
-		best="$((y[0] - x[0])) $((y[1] - x[1])) $((y[2] - x[2])) $((y[3] - x[3])) $((y[4] - x[4])) ${y[5]} ${y[6]}"
+		# counts between the snapshots; the text (huge, total) as at the second
+		best="$((y[0] - x[0])) ${y[1]} ${y[2]} -"
+		for ((k = 4; k < ${#y[@]}; k++)); do best+=" $((y[k] - x[k]))"; done
 	fi
 	[[ -n $best ]] || { echo "   model: $suite/$variant: no usable record ($name)" >&2; return 0; }
-	read -r i g1 gw z1 zw h t <<<"$best"
-	awk -v s="$suite" -v c="$case" -v v="$variant" -v i="$i" -v g1="$g1" -v gw="$gw" -v z1="$z1" -v zw="$zw" \
-	    -v h="$h" -v t="$t" 'BEGIN {
+	awk -v s="$suite" -v c="$case" -v v="$variant" -v r="$best" -v cores="$model_cores" 'BEGIN {
+		split(r, f, " "); i = f[1]; h = f[2]; t = f[3]
 		k = i > 0 ? i / 1000 : 1    # %.0f, not %d: mawk caps %d at 2^31 - 1
-		printf "%s,%s,%s,goldencove,%.0f,%.0f,%.0f,%.4f,%.4f,%.1f,%.1f\n", s, c, v, i, g1, gw, g1 / k, gw / k, h / 1048576, t / 1048576
-		printf "%s,%s,%s,zen4,%.0f,%.0f,%.0f,%.4f,%.4f,%.1f,%.1f\n", s, c, v, i, z1, zw, z1 / k, zw / k, h / 1048576, t / 1048576
+		n = split(cores, cn, ",")
+		for (j = 1; j <= n; j++) {
+			o = 4 + (j - 1) * 5
+			printf "%s,%s,%s,%s,%.0f,%.0f,%.0f,%.4f,%.4f,%.1f,%.1f,%.0f,%.0f,%.0f\n", s, c, v, cn[j], i, f[o + 1], f[o + 2],
+				f[o + 1] / k, f[o + 2] / k, h / 1048576, t / 1048576, f[o + 3], f[o + 4], f[o + 5]
+		}
 	}' >>"$mcsv"
-	awk -v v="$variant" -v i="$i" -v g1="$g1" -v gw="$gw" -v z1="$z1" -v zw="$zw" -v h="$h" 'BEGIN {
+	awk -v v="$variant" -v r="$best" -v cores="$model_cores" 'BEGIN {
+		split(r, f, " "); i = f[1]; h = f[2]
 		k = i > 0 ? i / 1000 : 1
-		printf "   model %-10s %6.2f G instr; goldencove L1 %.3f MPKI, walks %.4f MPKI; zen4 L1 %.3f, walks %.4f; %.0f MiB text huge\n",
-			v, i / 1e9, g1 / k, gw / k, z1 / k, zw / k, h / 1048576
+		printf "   model %-10s %6.2f G instr;", v, i / 1e9
+		n = split(cores, cn, ",")
+		for (j = 1; j <= n; j++) {
+			o = 4 + (j - 1) * 5
+			printf " %s L1 %.3f MPKI, walks %.4f (data %.4f) MPKI;", cn[j], f[o + 1] / k, f[o + 2] / k, f[o + 3] / k
+		}
+		printf " %.0f MiB text huge\n", h / 1048576
 	}'
 }
 
