@@ -512,6 +512,31 @@ static void pmu_probe(struct pmu *p)
 	p->ok = true;
 }
 
+/* Can COMMAND be executed, found as execvp finds it?  errno says why not. */
+static bool runnable(const char *cmd)
+{
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0;
+	const char *path = getenv("PATH");
+	char *copy = strdup(path && *path ? path : "/usr/local/bin:/bin:/usr/bin");
+	int err = ENOENT;
+	bool ok = false;
+	for (char *save = NULL, *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !ok;
+	     d = strtok_r(NULL, ":", &save)) {
+		char p[PATH_MAX];
+		if (snprintf(p, sizeof p, "%s/%s", d, cmd) >= (int)sizeof p)
+			continue;
+		if (access(p, X_OK) == 0)
+			ok = true;
+		else if (errno == EACCES)
+			err = EACCES;
+	}
+	free(copy);
+	if (!ok)
+		errno = err;
+	return ok;
+}
+
 /* ------------------------------------------------------------ model */
 
 struct model {
@@ -605,18 +630,7 @@ static void model_find(struct model *m, const char *core)
 		         "itlbgrind is not installed (the enormoustext-itlbgrind package; or set ITLBGRIND_LIB)");
 		return;
 	}
-	/* valgrind itself */
-	const char *path = getenv("PATH");
-	char *copy = strdup(path && *path ? path : "/usr/bin:/bin");
-	bool vg = false;
-	for (char *save = NULL, *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !vg;
-	     d = strtok_r(NULL, ":", &save)) {
-		char p[PATH_MAX];
-		snprintf(p, sizeof p, "%s/valgrind", d);
-		vg = access(p, X_OK) == 0;
-	}
-	free(copy);
-	if (!vg) {
+	if (!runnable("valgrind")) {
 		snprintf(m->why, sizeof m->why, "valgrind is not installed (itlbgrind is a Valgrind tool)");
 		return;
 	}
@@ -758,31 +772,6 @@ static void summarise(const struct run *runs, size_t n, int variant, bool pmu, s
 		}
 #undef MED
 	free(v);
-}
-
-/* Can COMMAND be executed, found as execvp finds it?  errno says why not. */
-static bool runnable(const char *cmd)
-{
-	if (strchr(cmd, '/'))
-		return access(cmd, X_OK) == 0;
-	const char *path = getenv("PATH");
-	char *copy = strdup(path && *path ? path : "/usr/local/bin:/bin:/usr/bin");
-	int err = ENOENT;
-	bool ok = false;
-	for (char *save = NULL, *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !ok;
-	     d = strtok_r(NULL, ":", &save)) {
-		char p[PATH_MAX];
-		if (snprintf(p, sizeof p, "%s/%s", d, cmd) >= (int)sizeof p)
-			continue;
-		if (access(p, X_OK) == 0)
-			ok = true;
-		else if (errno == EACCES)
-			err = EACCES;
-	}
-	free(copy);
-	if (!ok)
-		errno = err;
-	return ok;
 }
 
 /* ------------------------------------------------------------ the command */
