@@ -17,6 +17,8 @@
 # 4. checks what each package holds (no file in two of them; the SONAME
 #    and the package name agree; the -dev package has a man 3 page for each
 #    function of enormoustext.h);
+#    libenormoustext0's prerm (run with DPKG_ROOT): on removal it takes the
+#    library's entries out of /etc/ld.so.preload and keeps the others;
 # 5. unpacks the packages into a throwaway root with `dpkg -x`: no
 #    package database, no maintainer script, nothing of the host's /usr or
 #    /var/lib/dpkg touched, no root needed (`dpkg --root` would also want
@@ -162,6 +164,27 @@ if [ "$arch" = amd64 ]; then
 	dep=$(dpkg-deb -f "$(deb enormoustext-itlbgrind)" Depends)
 	case ", $dep," in *", valgrind (= $vgv),"*) ;; *) fail "enormoustext-itlbgrind does not depend on valgrind (= $vgv), the version it was built with: $dep" ;; esac
 fi
+
+# libenormoustext0's prerm: on removal the entries naming the library leave
+# /etc/ld.so.preload (the loader would complain in every process after),
+# the others stay as they were; on upgrade nothing changes (DPKG_ROOT: a
+# root of our own)
+dpkg-deb -e "$(deb libenormoustext0)" "$W/ctl" || fail "dpkg-deb -e libenormoustext0 failed"
+[ -x "$W/ctl/prerm" ] || fail "libenormoustext0 has no prerm"
+mkdir -p "$W/pr/etc"
+printf '%s\n' /usr/lib/other.so:/x.so "/usr/lib/$ma/enormoustext/preload/libenormoustext.so" '#  a comment' \
+	"/a.so /usr/lib/$ma/libenormoustext.so.0 /b.so" >"$W/pr/etc/ld.so.preload"
+cp "$W/pr/etc/ld.so.preload" "$W/pr.before"
+DPKG_ROOT=$W/pr sh "$W/ctl/prerm" upgrade 0.2.0 || fail "prerm upgrade failed"
+cmp -s "$W/pr.before" "$W/pr/etc/ld.so.preload" || fail "prerm upgrade changed /etc/ld.so.preload"
+DPKG_ROOT=$W/pr sh "$W/ctl/prerm" remove 2>"$W/prerm.err" || fail "prerm remove failed: $(cat "$W/prerm.err")"
+want=$(printf '%s\n' /usr/lib/other.so:/x.so '#  a comment' "/a.so /b.so")
+[ "$(cat "$W/pr/etc/ld.so.preload")" = "$want" ] ||
+	fail "prerm remove left /etc/ld.so.preload as: $(cat "$W/pr/etc/ld.so.preload") (expected the other entries, as they were)"
+printf '%s\n' "/usr/lib/$ma/enormoustext/preload/libenormoustext.so" >"$W/pr/etc/ld.so.preload"
+DPKG_ROOT=$W/pr sh "$W/ctl/prerm" remove 2>/dev/null || fail "prerm remove failed"
+[ ! -e "$W/pr/etc/ld.so.preload" ] || fail "prerm remove left an /etc/ld.so.preload with nothing in it: $(cat "$W/pr/etc/ld.so.preload")"
+lap "prerm: the library's entries out of ld.so.preload on removal, the rest kept; nothing on upgrade"
 
 # ---------------------------------------------------------------- 5. installed
 R=$W/root
