@@ -64,10 +64,12 @@ struct et_core_model {
 	unsigned n_dl1;
 	struct et_tlb_geom dl1[ET_MAX_L1];
 	struct et_tlb_geom dl2;
-	/* For the printed estimate only (labelled as such): cycles assumed per
-	 * second-level hit and per walk.  Assumptions, except where the
-	 * source above gives the second level's latency (Neoverse N1). */
+	/* For the printed estimate only (labelled as such): cycles per
+	 * second-level hit and per walk, and cycles_note, printed with them:
+	 * what they rest on (read, derived or assumed; see "Translation costs"
+	 * above the table). */
 	unsigned stlb_hit_cycles, walk_cycles;
+	const char *cycles_note;
 };
 
 /*
@@ -89,6 +91,43 @@ struct et_core_model {
  * arm64 kernel makes for 64 KiB-aligned large folios, occur in an x86-64
  * process).  Their entries hold 64 KiB (contiguous) translations too; the
  * model has no 64 KiB page size, since nothing here produces one.
+ *
+ * Translation costs (stlb_hit_cycles, walk_cycles), for the estimate only;
+ * cycles_note says in the output what each core's rest on.  [c] marks a
+ * figure computed from [r] figures as stated here.
+ *  - A second-level hit: the latency a load gains when its translation
+ *    comes from the second level instead of the L1 TLB, measured by
+ *    Chips and Cheese with pointer chases over 4 KiB pages, or Intel's
+ *    own figure in its top-down model (TMA's Mem_STLB_Hit_Cost, as
+ *    pmu-tools ships it: github.com/andikleen/pmu-tools, *_ratios.py).
+ *    These are data-side figures: Chips and Cheese has "no way to
+ *    measure instruction side TLB latency", and AMD's and Arm's
+ *    second-level latency for fetches is not published; the same cost is
+ *    used for code [m].  Intel's TMA 3.2 to 3.4 for Skylake charged an
+ *    iTLB miss that hits the STLB 14 cycles (14 * ITLB_MISSES.STLB_HIT,
+ *    e.g. pmu-tools skl_client_ratios.py at commit 0e621f8, TMA 3.31;
+ *    Haswell's and Broadwell's files still do) [r], against 9 for a load:
+ *    code hits may cost more than the estimate says.
+ *  - A walk: no source gives one figure, since its cost depends on where
+ *    the page-table entries are found (paging-structure caches, L1, L2,
+ *    L3, memory).  walk_cycles = the second-level lookup (the hit cost)
+ *    + 1.5 memory accesses, each served by the core's L2 cache [m],
+ *    rounded to the nearest cycle (halves up).  1.5 is the average number
+ *    of accesses per native 4-level walk once the page-walk caches have
+ *    done their part, in simulated large-memory workloads [r]: Park,
+ *    Vougioukas, Sandberg, Black-Schaffer, "Every Walk's a Hit: Making
+ *    Page Walks Single-Access Cache Hits" (ISCA 2022), abstract ("Page
+ *    Walker Caches (already 1.5 accesses)"), as at semiengineering.com/
+ *    every-walks-a-hit-making-page-walks-single-access-cache-hits/.  Each
+ *    core's L2 load-to-use latency is cited with it.  A check against a
+ *    measurement: Chips and Cheese, "Sapphire Rapids: Golden Cove Hits
+ *    Servers" (2023-03-12, chipsandcheese.com/p/a-peek-at-sapphire-rapids)
+ *    measured 39 ns per L3 load within STLB reach and 48.5 ns past it,
+ *    and an L3 of 125 cycles against about 33 ns (so about 3.8 GHz) [r]:
+ *    some 36 cycles of walk beyond the 7-cycle STLB lookup, 43 in all,
+ *    against this rule's 30 for Golden Cove.  That server's 125-cycle L3
+ *    probably serves some of those walks' accesses; still, read walk_cycles
+ *    as a figure for page tables that stay in L2, lower where they do not.
  */
 static const struct et_core_model et_core_models[] = {
 	{
@@ -115,7 +154,19 @@ static const struct et_core_model et_core_models[] = {
 		.n_dl1 = 2,
 		.dl1 = { { "L1 dTLB 4K", 16, 6, ET_PS_MASK(ET_PS_4K), 0 },
 		         { "L1 dTLB 2M", 8, 4, ET_PS_MASK(ET_PS_2M), 0 } },
-		.stlb_hit_cycles = 8, .walk_cycles = 30,
+		/* 7 per STLB hit [r]: Intel TMA 4.3 to 5.1, Mem_STLB_Hit_Cost = 7
+		 * for Alder Lake's Golden Cove and Sapphire Rapids (pmu-tools
+		 * adl_glc_ratios.py, spr_server_ratios.py); Chips and Cheese,
+		 * "Sapphire Rapids: Golden Cove Hits Servers" (2023-03-12): "Like
+		 * Golden Cove, Sapphire Rapids takes an extra 7 cycles of latency
+		 * if it has to get a translation out of its L2 TLB".  30 per walk
+		 * [c]: 7 + 1.5 x 15 (29.5), Golden Cove's L2 "has 15 cycle
+		 * latency" [r]: Chips and Cheese, "AMD's Zen 4, Part 2: Memory
+		 * Subsystem and Conclusion" (2022-11-08, chipsandcheese.com/p/
+		 * amds-zen-4-part-2-memory-subsystem-and-conclusion). */
+		.stlb_hit_cycles = 7, .walk_cycles = 30,
+		.cycles_note = "hit cost read (Intel TMA; Chips and Cheese); walk derived: "
+		"hit + 1.5 accesses x 15-cycle L2 (read)",
 	},
 	{
 		.name = "zen4",
@@ -138,7 +189,17 @@ static const struct et_core_model et_core_models[] = {
 		.dl1 = { { "L1 dTLB", 1, 72, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
 		         { 0, 0, 0, 0, 0 } },
 		.dl2 = { "L2 dTLB", 128, 24, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
-		.stlb_hit_cycles = 7, .walk_cycles = 30,
+		/* 7 per second-level hit [r], the L2 dTLB's: Chips and Cheese,
+		 * "AMD's Zen 4, Part 2" (2022-11-08): 12 MB of 4 KiB pages "with a
+		 * slight 7-8 cycle penalty"; "Arm's Neoverse V2, in AWS's
+		 * Graviton 4" (2024-07-22, chipsandcheese.com/p/
+		 * arms-neoverse-v2-in-awss-graviton-4): "L2 DTLB access on Zen 4
+		 * adds 7 cycles".  The L2 iTLB's is not published: taken as the
+		 * L2 dTLB's [m].  28 per walk [c]: 7 + 1.5 x 14, Zen 4's L2 at
+		 * 14 cycles [r] (both articles). */
+		.stlb_hit_cycles = 7, .walk_cycles = 28,
+		.cycles_note = "hit cost read (Chips and Cheese, L2 dTLB; the L2 iTLB's taken as it); "
+		"walk derived: hit + 1.5 accesses x 14-cycle L2 (read)",
 	},
 	{
 		.name = "zen3",
@@ -164,7 +225,19 @@ static const struct et_core_model et_core_models[] = {
 		.dl1 = { { "L1 dTLB", 1, 64, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
 		         { 0, 0, 0, 0, 0 } },
 		.dl2 = { "L2 dTLB", 128, 16, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
-		.stlb_hit_cycles = 7, .walk_cycles = 30,
+		/* 7 per second-level hit: Zen 2's L2 dTLB [r], Chips and Cheese,
+		 * "Deep Diving Neoverse N1" (2021-10-22, chipsandcheese.com/p/
+		 * deep-diving-neoverse-n1): "N1's has lower latency (5 cycles)
+		 * than Zen 2's (7 cycles)"; "Tracing Intel's Atom Journey:
+		 * Goldmont Plus" (2024-06-10): "AMD Zen 2's 7 cycles".  Zen 3's
+		 * was not found: taken as Zen 2's (the same 2048-entry L2 dTLB)
+		 * [m], and the L2 iTLB's as the L2 dTLB's [m].  25 per walk [c]:
+		 * 7 + 1.5 x 12, Zen 3's L2 "with 12 cycles of latency" [r]
+		 * (Chips and Cheese, "Sapphire Rapids: Golden Cove Hits
+		 * Servers"). */
+		.stlb_hit_cycles = 7, .walk_cycles = 25,
+		.cycles_note = "hit cost read for Zen 2 (Chips and Cheese, L2 dTLB), assumed the same on Zen 3; "
+		"walk derived: hit + 1.5 accesses x 12-cycle L2 (read)",
 	},
 	{
 		.name = "skylake",
@@ -187,7 +260,20 @@ static const struct et_core_model et_core_models[] = {
 		.n_dl1 = 2,
 		.dl1 = { { "L1 dTLB 4K", 16, 4, ET_PS_MASK(ET_PS_4K), 0 },
 		         { "L1 dTLB 2M", 8, 4, ET_PS_MASK(ET_PS_2M), 0 } },
-		.stlb_hit_cycles = 9, .walk_cycles = 30,
+		/* 9 per STLB hit [r]: Intel TMA 3.2 to 5.1, Mem_STLB_Hit_Cost = 9
+		 * (pmu-tools skl_client_ratios.py, skx_server_ratios.py); Chips
+		 * and Cheese, "Tracing Intel's Atom Journey: Goldmont Plus"
+		 * (2024-06-10, chipsandcheese.com/p/
+		 * tracing-intels-atom-journey-goldmont-plus): "Skylake's 9 cycles
+		 * of L2 TLB latency".  TMA 3.2-3.4 charged 14 for an iTLB miss that
+		 * hits the STLB [r] (see "Translation costs"); not used [m].
+		 * 27 per walk [c]: 9 + 1.5 x 12, L2 "Fastest Latency" 12 cycles
+		 * [r]: Intel Optimization Reference Manual (248966), table of
+		 * Skylake client cache parameters, as reproduced at
+		 * blog.51cto.com/u_14850/6626242. */
+		.stlb_hit_cycles = 9, .walk_cycles = 27,
+		.cycles_note = "hit cost read (Intel TMA; Chips and Cheese); walk derived: "
+		"hit + 1.5 accesses x 12-cycle L2 (read)",
 	},
 	{
 		.name = "neoverse-n1",
@@ -197,7 +283,8 @@ static const struct et_core_model et_core_models[] = {
 		.source = "L1 iTLB: 48 entries, fully associative, 4K/16K/64K/2M/32M [r]; L1 "
 		"dTLB: 48 entries, fully associative, 4K/16K/64K/2M/512M [r]; L2 TLB "
 		"unified (instructions and data): 1280 entries, 5-way (256 sets [m]), "
-		"4K/16K/64K/2M/32M/512M/1G [r], usually 3 cycles [r]; 64K entries hold "
+		"4K/16K/64K/2M/32M/512M/1G [r], its access usually 3 cycles [r] (a load sees 5: "
+		"see the costs); 64K entries hold "
 		"contiguous-bit (16 x 4K) mappings [d], never seen in an x86-64 run [m]. "
 		"[r]: Arm Cortex-A76 Core Technical Reference Manual, A5.2 'TLB "
 		"organization' (the N1 is a derivative of the A76), and Intel's Agilex 5 HPS "
@@ -212,7 +299,20 @@ static const struct et_core_model et_core_models[] = {
 		.n_dl1 = 1,
 		.dl1 = { { "L1 dTLB", 1, 48, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
 		         { 0, 0, 0, 0, 0 } },
-		.stlb_hit_cycles = 3, .walk_cycles = 30,
+		/* 5 per L2 TLB hit [r]: Chips and Cheese, "Deep Diving Neoverse
+		 * N1" (2021-10-22, Ampere Altra): "N1's has lower latency (5
+		 * cycles) than Zen 2's".  The Cortex-A76 TRM's "Access to the L2
+		 * TLB usually takes three cycles" (A5.2.3) [r] is the array's own
+		 * access; 5 is what a load sees, the figure used for every core.
+		 * 25 per walk [c]: 5 + 1.5 x 13 (24.5); the L2 at 13 cycles:
+		 * Chips and Cheese, "ARM's Neoverse N2: Cortex A710 for Servers"
+		 * (2023-08-18, chipsandcheese.com/p/
+		 * arms-neoverse-n2-cortex-a710-for-servers): N2's L2 "takes 13-14
+		 * cycles.  Ampere Altra and Zen 4 have similar cycle counts" [r];
+		 * the low end taken [m]. */
+		.stlb_hit_cycles = 5, .walk_cycles = 25,
+		.cycles_note = "hit cost read (Chips and Cheese, Ampere Altra); walk derived: "
+		"hit + 1.5 accesses x 13-cycle L2 (read as 13-14)",
 	},
 	{
 		.name = "neoverse-v1",
@@ -222,8 +322,8 @@ static const struct et_core_model et_core_models[] = {
 		.source = "L1 iTLB: 48 entries, fully associative, 4K/16K/64K/2M/32M [d]; L1 "
 		"dTLB: 48 entries, fully associative [d]; L2 TLB unified: 2048 entries, "
 		"8-way (256 sets [m]), all block sizes incl. 2M and contiguous 64K [d]; 64K "
-		"entries never seen in an x86-64 run [m]; L2 TLB hit cost taken as the N1's "
-		"3 cycles [m]. [d]: Arm Neoverse V1 Core Technical Reference Manual "
+		"entries never seen in an x86-64 run [m]; L2 TLB hit cost: see the costs. "
+		"[d]: Arm Neoverse V1 Core Technical Reference Manual "
 		"(101427), 'TLB organization' (not re-read for this table)",
 		.arch = "arm64 (modelled over x86-64 code)",
 		.n_l1 = 1,
@@ -234,7 +334,17 @@ static const struct et_core_model et_core_models[] = {
 		.n_dl1 = 1,
 		.dl1 = { { "L1 dTLB", 1, 48, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
 		         { 0, 0, 0, 0, 0 } },
-		.stlb_hit_cycles = 3, .walk_cycles = 30,
+		/* 5 per L2 TLB hit, assumed [m]: no source found measures V1's;
+		 * taken from Neoverse V2's, measured at 5 [r] (the same 2048-entry
+		 * 8-way array here; N1's is 5 too).  22 per walk [c]: 5 + 1.5 x 11
+		 * (21.5); the L2 at 11 cycles, assumed [m]: N1's 13 less the two
+		 * cycles Chips and Cheese, "Graviton 3: First Impressions"
+		 * (2022-05-29, chipsandcheese.com/p/graviton-3-first-impressions),
+		 * measured Graviton 3 gaining ("L2 ... latency drops by two
+		 * cycles") [r]. */
+		.stlb_hit_cycles = 5, .walk_cycles = 22,
+		.cycles_note = "hit cost assumed (Neoverse V2's measured 5); walk derived: "
+		"hit + 1.5 accesses x 11-cycle L2 (assumed: N1's less the 2 Graviton 3 gained)",
 	},
 	{
 		.name = "neoverse-v2",
@@ -244,7 +354,7 @@ static const struct et_core_model et_core_models[] = {
 		.source = "L1 iTLB: 48 entries, fully associative [d]; L1 dTLB: 48 entries, "
 		"fully associative [d]; L2 TLB unified: 2048 entries, 8-way (256 sets [m]), "
 		"all block sizes incl. 2M and contiguous 64K [d]; 64K entries never seen in "
-		"an x86-64 run [m]; L2 TLB hit cost taken as the N1's 3 cycles [m]. [d]: Arm "
+		"an x86-64 run [m]; L2 TLB hit cost: see the costs. [d]: Arm "
 		"Neoverse V2 Core Technical Reference Manual (102375), 'TLB organization' "
 		"(not re-read for this table); chipsandcheese.com 'Arm's Neoverse V2, in "
 		"AWS's Graviton 4' (2024-07-22)",
@@ -257,7 +367,13 @@ static const struct et_core_model et_core_models[] = {
 		.n_dl1 = 1,
 		.dl1 = { { "L1 dTLB", 1, 48, ET_PS_MASK(ET_PS_4K) | ET_PS_MASK(ET_PS_2M), 0 },
 		         { 0, 0, 0, 0, 0 } },
-		.stlb_hit_cycles = 3, .walk_cycles = 30,
+		/* 5 per L2 TLB hit [r]: Chips and Cheese, "Arm's Neoverse V2, in
+		 * AWS's Graviton 4" (2024-07-22): "L2 TLB accesses add 5 cycles
+		 * of latency".  22 per walk [c]: 5 + 1.5 x 11 (21.5), the L2
+		 * "Latency is good at 11 cycles" [r] (the same article). */
+		.stlb_hit_cycles = 5, .walk_cycles = 22,
+		.cycles_note = "hit cost read (Chips and Cheese, Graviton 4); walk derived: "
+		"hit + 1.5 accesses x 11-cycle L2 (read)",
 	},
 };
 #define ET_N_CORE_MODELS (sizeof et_core_models / sizeof et_core_models[0])

@@ -1603,8 +1603,12 @@ static void et_record_json(const HChar *ended, Int status, ULong instrs)
 		et_p(",\"stlb_hits\":%llu,\"stlb_misses\":%llu,\"stlb_misses_4k\":%llu,\"stlb_misses_2m\":%llu", h, w,
 		     s.walks[0], s.walks[1]);
 		et_p(",\"itlb_mpki\":%s,\"stlb_mpki\":%s", et_mpki(l1, instrs, b1), et_mpki(w, instrs, b2));
-		et_p(",\"estimated_cycles\":%llu,\"estimate_basis\":\"estimate only: %u cycles per second-level hit and %u per walk, assumed\"",
-		     h * md->stlb_hit_cycles + w * md->walk_cycles, md->stlb_hit_cycles, md->walk_cycles);
+		/* estimate_basis starts "estimate only: H cycles per second-level
+		 * hit and W per walk, " (payback reads H and W there), then says
+		 * what H and W rest on (itlb_model.h: plain ASCII, no quotes). */
+		et_p(",\"estimated_cycles\":%llu,\"estimate_basis\":\"estimate only: %u cycles per second-level hit and %u per walk, %s\"",
+		     h * md->stlb_hit_cycles + w * md->walk_cycles, md->stlb_hit_cycles, md->walk_cycles,
+		     md->cycles_note);
 		/* The data side (zero with --data=no). */
 		const struct et_counts *d = &dcnt[m];
 		ULong dl1 = d->l1_miss[0] + d->l1_miss[1], dw = d->walks[0] + d->walks[1], dh = d->l2_hit[0] + d->l2_hit[1];
@@ -1687,9 +1691,10 @@ static void et_record_text(const HChar *ended, Int status, ULong instrs)
 		     et_mpki(l1, instrs, b1));
 		et_p("itlbgrind:   %s misses (page walks) %'llu (4K %'llu, 2M %'llu), MPKI %s\n", md->l2.name, w,
 		     s.walks[0], s.walks[1], et_mpki(w, instrs, b2));
-		et_p("itlbgrind:   estimate only (assumed %u cycles per %s hit, %u per walk): %'llu cycles\n",
+		et_p("itlbgrind:   estimate only (%u cycles per %s hit, %u per walk): %'llu cycles\n"
+		     "itlbgrind:     costs: %s\n",
 		     md->stlb_hit_cycles, md->l2.name, md->walk_cycles,
-		     h * md->stlb_hit_cycles + w * md->walk_cycles);
+		     h * md->stlb_hit_cycles + w * md->walk_cycles, md->cycles_note);
 		if (clo_data) {
 			const struct et_counts *d = &dcnt[m];
 			ULong dl1 = d->l1_miss[0] + d->l1_miss[1], dw = d->walks[0] + d->walks[1];

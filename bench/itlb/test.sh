@@ -846,7 +846,7 @@ zsaved=$(( ((200000 - 20000) - (2000 - 200)) * 5 + (20000 - 200) * 50 ))   # 1,8
 want_z=$(awk -v s=$zsaved 'BEGIN { printf "%.2f", s / 1e6 }')
 read -r t h s c p <<< "$(pb_row zen4 /opt/pb/bin/app)"
 [[ $s == "$want_z" ]] && ok || fail "payback: app in zen4 saved '$s' Mcyc, expected $want_z (5 cycles per hit and 50 per walk, its estimate_basis)"
-grep -q '^model zen4 (assumed: 5 cycles per second-level hit, 50 per walk; the move at 2 GHz)' "$pb/out" && ok ||
+grep -q '^model zen4 (estimate: 5 cycles per second-level hit, 50 per walk, from its record; the move at 2 GHz)' "$pb/out" && ok ||
 	fail "payback: the zen4 table does not say 5 cycles per hit and 50 per walk at 2 GHz"
 # Not moved: not listed; moved and saving nothing (zen4: more misses): 'never'.
 n=$(grep -c 'libnot\.so' "$pb/out")
