@@ -28,6 +28,9 @@
 #      ROOT/usr/lib/<multiarch>/libenormoustext.so.0 and ENORMOUSTEXT_VERBOSE=1:
 #      the summary line says text went huge, and the program's own smaps
 #      agree (a run without the library first: nothing huge);
+#    - the systemd units (the Prometheus service and timer, the MariaDB
+#      drop-in example) name /usr/bin/enormoustext and the packaged
+#      library, and `systemd-analyze verify --root=ROOT` accepts them;
 #    - on amd64, the packaged `enormoustext compare --counters model` with the
 #      packaged itlbgrind: fewer L1 iTLB misses with the library;
 #    - ROOT/usr/bin/enormoustext --version and `run`: the command finds the
@@ -298,6 +301,44 @@ words=$(bash -c '. "$1" && complete -p enormoustext >/dev/null && f=$(complete -
 	COMP_WORDS=(enormoustext st) COMP_CWORD=1 COMP_LINE="enormoustext st" COMP_POINT=15 && "$f" enormoustext st enormoustext &&
 	printf "%s\n" "${COMPREPLY[@]}"' _ "$comp" 2>&1) || fail "bash cannot load the packaged completion $comp: $words"
 grep -qx stat <<<"$words" && grep -qx status <<<"$words" || fail "the packaged completion does not offer stat and status for 'enormoustext st': $words"
+# the systemd units, with the packages' paths: the Prometheus service and
+# timer in systemd's directory, the MariaDB drop-in among the examples; each
+# names the packaged command and library, and systemd-analyze verifies them
+# against the unpacked root (where those paths exist)
+u=lib/systemd/system
+for f in "$u/enormoustext-prometheus.service" "$u/enormoustext-prometheus.timer" \
+	usr/share/doc/enormoustext/examples/systemd/mariadb-hugetext.conf; do
+	has enormoustext "$f"
+	! grep -q /usr/local "$R/$f" || fail "the packaged $f names /usr/local: $(grep /usr/local "$R/$f" | head -n1)"
+done
+grep -qx "ExecStart=/usr/bin/enormoustext stat --prometheus --all -o /var/lib/prometheus/node-exporter/enormoustext.prom" \
+	"$R/$u/enormoustext-prometheus.service" || fail "the packaged service does not run /usr/bin/enormoustext: $(grep ExecStart "$R/$u/enormoustext-prometheus.service")"
+dropin=$R/usr/share/doc/enormoustext/examples/systemd/mariadb-hugetext.conf
+grep -qx "Environment=LD_PRELOAD=/$L/libenormoustext.so.0" "$dropin" ||
+	fail "the packaged drop-in does not preload /$L/libenormoustext.so.0: $(grep LD_PRELOAD "$dropin")"
+grep -qx "ExecStartPre=-/usr/bin/enormoustext prime /usr/sbin/mariadbd" "$dropin" ||
+	fail "the packaged drop-in does not prime with /usr/bin/enormoustext: $(grep ExecStartPre "$dropin")"
+if command -v systemd-analyze >/dev/null; then
+	# a copy of the root, with the host's own units beside ours (verify
+	# wants the targets they order after) and a /bin/true for the drop-in's
+	# test unit; --man=no: the host's man cannot see the root's page (the
+	# Documentation= key's page is the package's: checked here)
+	grep -qx 'Documentation=man:enormoustext(1)' "$R/$u/enormoustext-prometheus.service" && has enormoustext usr/share/man/man1/enormoustext.1.gz ||
+		fail "the packaged service names no documentation, or not the packaged man page"
+	V=$W/root-verify
+	mkdir -p "$V" && cp -a "$R/." "$V/" && mkdir -p "$V/etc/systemd/system" "$V/bin" &&
+		cp -rn /lib/systemd/system/. "$V/$u/" && cp /bin/true "$V/bin/true" || fail "cannot make $V"
+	{ printf '[Unit]\nDescription=check\n[Service]\nExecStart=/bin/true\n'
+	  sed -n '/^\[Service\]/,$p' "$dropin" | tail -n +2; } >"$V/etc/systemd/system/hugetext-check.service"
+	systemd-analyze verify --man=no --root="$V" "$u/enormoustext-prometheus.service" "$u/enormoustext-prometheus.timer" \
+		etc/systemd/system/hugetext-check.service >"$W/verify.log" 2>&1 ||
+		{ cat "$W/verify.log"; fail "systemd-analyze verify --root rejects the packaged units (above)"; }
+	[ ! -s "$W/verify.log" ] || { cat "$W/verify.log"; fail "systemd-analyze verify has something to say of the packaged units (above)"; }
+	rm -rf "$V"
+	lap "systemd units with the packages' paths: systemd-analyze verify --root clean"
+else
+	say "systemd-analyze is not installed: the packaged units' paths checked, not verified"
+fi
 # the packaged model, used by the packaged command: `compare --counters model`
 # (the tool from the root, with the host's Valgrind core files beside it, as
 # they would be in Valgrind's directory)

@@ -22,6 +22,18 @@ expect_rc 0
 comp=$p/${TT_INSTALL_DATADIR:-share}/bash-completion/completions/enormoustext
 [ -s "$comp" ] || fail "the bash completion was not installed as $comp"
 cmp -s "$comp" "$TT_SRC/../../tools/enormoustext.bash-completion" || fail "the installed completion is not tools/enormoustext.bash-completion"
+# the systemd units of examples/systemd, with the paths configured for this
+# build (a /usr/local prefix by default: systemd reads /usr/local/lib/systemd/system)
+for f in lib/systemd/system/enormoustext-prometheus.service lib/systemd/system/enormoustext-prometheus.timer \
+	"${TT_INSTALL_DATADIR:-share}/doc/enormoustext/examples/systemd/mariadb-hugetext.conf"; do
+	[ -s "$p/$f" ] || fail "$f was not installed under $p"
+done
+grep -qx "ExecStart=$TT_INSTALL_FULL_BINDIR/enormoustext stat --prometheus --all -o /var/lib/prometheus/node-exporter/enormoustext.prom" \
+	"$p/lib/systemd/system/enormoustext-prometheus.service" ||
+	fail "the installed service does not run $TT_INSTALL_FULL_BINDIR/enormoustext: $(grep ExecStart "$p/lib/systemd/system/enormoustext-prometheus.service")"
+grep -qx "Environment=LD_PRELOAD=$TT_INSTALL_FULL_LIBDIR/libenormoustext.so.0" \
+	"$p/${TT_INSTALL_DATADIR:-share}/doc/enormoustext/examples/systemd/mariadb-hugetext.conf" ||
+	fail "the installed drop-in does not preload $TT_INSTALL_FULL_LIBDIR/libenormoustext.so.0"
 # `check`'s advice names the linker script where this installation has it:
 # the installed command, the installed script (not the source tree's
 # linker-scripts/enormous.ld, which a package's user does not have)

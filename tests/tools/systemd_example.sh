@@ -30,7 +30,7 @@ ps=$TT_SRC/../../examples/systemd/enormoustext-prometheus.service
 pt=$TT_SRC/../../examples/systemd/enormoustext-prometheus.timer
 sed "s|/usr/local/bin/enormoustext|$TOOL|" "$ps" >"$W/enormoustext-prometheus.service"
 cp "$pt" "$W/enormoustext-prometheus.timer"
-t verify.prom -- systemd-analyze verify "$W/enormoustext-prometheus.service" "$W/enormoustext-prometheus.timer"
+t verify.prom -- systemd-analyze verify --man=no "$W/enormoustext-prometheus.service" "$W/enormoustext-prometheus.timer"
 expect_rc 0 "systemd-analyze verify the Prometheus units"
 [ ! -s "$ERR" ] || fail "systemd-analyze has something to say of the Prometheus units: $(head -3 "$ERR")"
 grep -qx 'OnUnitActiveSec=30s' "$pt" || fail "the timer does not run the service every 30 s"
