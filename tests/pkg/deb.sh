@@ -184,7 +184,7 @@ DPKG_ROOT=$W/pr sh "$W/ctl/prerm" remove 2>"$W/prerm.err" || fail "prerm remove 
 want=$(printf '%s\n' /usr/lib/other.so:/x.so '#  a comment' "/a.so /b.so")
 [ "$(cat "$W/pr/etc/ld.so.preload")" = "$want" ] ||
 	fail "prerm remove left /etc/ld.so.preload as: $(cat "$W/pr/etc/ld.so.preload") (expected the other entries, as they were)"
-printf '%s\n' "/usr/lib/$ma/enormoustext/preload/libenormoustext.so" >"$W/pr/etc/ld.so.preload"
+printf '%s\n' /etc/enormoustext/preload/libenormoustext.so.0 "/usr/lib/$ma/enormoustext/preload/libenormoustext.so" >"$W/pr/etc/ld.so.preload"
 DPKG_ROOT=$W/pr sh "$W/ctl/prerm" remove 2>/dev/null || fail "prerm remove failed"
 [ ! -e "$W/pr/etc/ld.so.preload" ] || fail "prerm remove left an /etc/ld.so.preload with nothing in it: $(cat "$W/pr/etc/ld.so.preload")"
 lap "prerm: the library's entries out of ld.so.preload on removal, the rest kept; nothing on upgrade"

@@ -7,7 +7,9 @@
 # LD_PRELOAD), an unlisted one loads the library and it does nothing (no
 # text moved, no thread, not a word even with ENORMOUSTEXT_VERBOSE=2, the
 # same output; dlopen, pthread_create, sigaction, prctl reach the library's
-# wrappers and behave as without it); a listed setuid program run by
+# wrappers and behave as without it); the link /etc/ld.so.preload names is
+# in /etc, and the library's directory is read-only throughout (a read-only
+# /usr); a listed setuid program run by
 # another user does nothing either; `disable --binary` puts
 # /etc/ld.so.preload back byte for byte (none, or a file of comments
 # without a final newline), and takes out only its own line when the file
@@ -41,12 +43,10 @@ rm -rf /etc/enormoustext
 
 lib=$("$TOOL" run --dry-run -- true | sed -n 's/^LD_PRELOAD=//p')
 [ -f "$lib" ] || fail "cannot tell which library run uses ($lib)"
-entry=${lib%/*}/enormoustext/preload/${lib##*/}
-# The link lives beside the library (this build tree), outside the private
-# /etc: one a stopped run left is removed first, and this run's at the end.
-grep -qsF "$entry" "$W/real.preload" && skip "this system's /etc/ld.so.preload names $entry: the build tree's library is in use host-wide"
-[ -L "$entry" ] && { note "a link left by an earlier run: removed"; rm -f "$entry"; }
-EXIT_HOOKS+=('[ -L "$entry" ] && rm -f "$entry"; rmdir "${entry%/*}" "${entry%/*/*}" 2>/dev/null')
+entry=/etc/enormoustext/preload/${lib##*/}
+# The link lives in /etc (here the private copy), never beside the library
+# (case 4: the library in a read-only directory, as on a read-only /usr).
+[ ! -e "${lib%/*}/enormoustext" ] || note "${lib%/*}/enormoustext exists (an older version's link?): left alone"
 fresh listed; L=$F
 fresh other; U=$F
 nothing_written() {
@@ -238,4 +238,21 @@ expect_rc 0; expect_out "changed since enable"
 { cat "$W/orig"; printf '\n  \n'; } | cmp -s - /etc/ld.so.preload ||
 	fail "only the entry should have gone: $(cat -A /etc/ld.so.preload)"
 grep -qF "$entry" /etc/ld.so.preload && fail "the entry is still there"
+
+# --- case 4: the library in a read-only directory (a read-only /usr): the
+# link goes into /etc, the program acts, disable leaves no trace
+ro=$W/ro-lib
+mkdir -p "$ro" && cp "$lib" "$ro/" && mount --bind "$ro" "$ro" && mount -o remount,bind,ro "$ro" ||
+	fail "cannot make $ro a read-only copy of the library's directory"
+touch "$ro/.probe" 2>/dev/null && fail "$ro is still writable"
+rm -f /etc/ld.so.preload
+t en4 -- "$TOOL" enable --binary "$L" --lib "$ro/${lib##*/}"
+expect_rc 0 "enable --binary with the library in a read-only directory"
+[ "$(readlink "$entry")" = "$ro/${lib##*/}" ] || fail "the link $entry points to '$(readlink "$entry")', not the read-only library"
+t listed4 ENORMOUSTEXT_VERBOSE=1 -- "$L" --exit 0
+grep -qE '^enormoustext: .* on [0-9]+ MiB pages' "$ERR" || fail "the listed program did not act with the library in a read-only directory: $(head -3 "$ERR")"
+t dis4 -- "$TOOL" disable --binary "$L"
+expect_rc 0
+[ ! -e /etc/ld.so.preload ] && [ ! -e /etc/enormoustext ] || fail "disable left $(ls -A /etc/enormoustext 2>&1) $(cat /etc/ld.so.preload 2>&1)"
+umount "$ro"
 pass

@@ -14,8 +14,9 @@
  * loader.c).
  *
  * A binary: /etc/ld.so.preload names the library through a path of its
- * own (LIBDIR/enormoustext/preload/NAME, a symbolic link made here, see
- * core/hostwide.h), and /etc/enormoustext/binaries lists the programs
+ * own (/etc/enormoustext/preload/NAME, a symbolic link made here, see
+ * core/hostwide.h: /etc, so that a read-only /usr is no obstacle and
+ * nothing is left in a directory a package owns), and /etc/enormoustext/binaries lists the programs
  * that act; every other program loads the library and its constructor
  * stands down at once (runtime/hostwide.c).  The ld.so.preload there
  * before is kept byte for byte (ld.so.preload.orig, or a note that there
@@ -955,7 +956,7 @@ static int disable_unit(struct ctx *c, const char *unit_arg)
 
 struct hw {
 	char lib[PATH_MAX + 8];    /* the library, absolute */
-	char entry[PATH_MAX + 64]; /* the path ld.so.preload names: LIBDIR/enormoustext/preload/NAME */
+	char entry[PATH_MAX + 64]; /* the path ld.so.preload names: /etc/enormoustext/preload/NAME */
 	char link[PATH_MAX + 64];  /* the same under --root */
 	char preload[PATH_MAX], list[PATH_MAX], backup[PATH_MAX], none[PATH_MAX], etcdir[PATH_MAX];
 };
@@ -969,8 +970,9 @@ static void hw_paths(const struct ctx *c, struct hw *h)
 	rooted(c, h->etcdir, sizeof h->etcdir, "/etc");
 }
 
-/* Where removing the link's empty directories stops: LIBDIR (under
- * --root), the directory the link's "enormoustext/preload" is in. */
+/* Where removing the link's empty directories stops: the directory the
+ * link's "enormoustext/preload" is in (/etc under --root, or LIBDIR for an
+ * entry an older version made). */
 static void link_stop(const struct hw *h, char *out, size_t cap)
 {
 	snprintf(out, cap, "%s", h->link);
@@ -984,7 +986,7 @@ static void link_stop(const struct hw *h, char *out, size_t cap)
 static void hw_entry_for(const struct ctx *c, struct hw *h)
 {
 	const char *slash = strrchr(h->lib, '/');
-	snprintf(h->entry, sizeof h->entry, "%.*s/" ET_HOSTWIDE_DIR "/%s", (int)(slash - h->lib), h->lib, slash + 1);
+	snprintf(h->entry, sizeof h->entry, ET_HOSTWIDE_LINKDIR "/%s", slash + 1);
 	snprintf(h->link, sizeof h->link, "%s%s", c->root, h->entry);
 }
 
@@ -1562,7 +1564,7 @@ static const struct et_cmd_spec enable_spec = {
 	        "\n"
 	        "--binary PATH (a dynamically linked program, no wrapper, no unit): the\n"
 	        "library goes into /etc/ld.so.preload through a path of its own\n"
-	        "(LIBDIR/" ET_HOSTWIDE_DIR "/, a symbolic link) and PATH, resolved, into\n"
+	        "(" ET_HOSTWIDE_LINKDIR "/, a symbolic link) and PATH, resolved, into\n"
 	        ET_HOSTWIDE_LIST ": every other program loads the library and it does\n"
 	        "nothing there.  The ld.so.preload there before is kept byte for byte and put\n"
 	        "back by 'disable --binary' when no program is left.  Before writing, a\n"

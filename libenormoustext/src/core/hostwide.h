@@ -4,15 +4,20 @@
  * enable --binary` writes them).  Pure: names only.
  *
  * /etc/ld.so.preload names the library through a path of its own,
- * LIBDIR/enormoustext/preload/libenormoustext.so (a symbolic link to the
- * library): a copy loaded through a path whose directory ends in
- * ET_HOSTWIDE_DIR acts only in the programs listed in ET_HOSTWIDE_LIST.
+ * ET_HOSTWIDE_LINKDIR/libenormoustext.so.0 (a symbolic link to the
+ * library, in /etc: a read-only /usr is never written): a copy loaded
+ * through a path whose directory ends in ET_HOSTWIDE_DIR acts only in the
+ * programs listed in ET_HOSTWIDE_LIST.  (Earlier versions made the link
+ * LIBDIR/enormoustext/preload/NAME; the library and `disable` still know
+ * such an entry by the same directory name.)
  */
 #ifndef ET_CORE_HOSTWIDE_H
 #define ET_CORE_HOSTWIDE_H
 
-/* The directory of the entry, under the library's own directory. */
+/* The last two names of the entry's directory. */
 #define ET_HOSTWIDE_DIR "enormoustext/preload"
+/* The entry's directory. */
+#define ET_HOSTWIDE_LINKDIR "/etc/" ET_HOSTWIDE_DIR
 /* One absolute path (as the kernel names the executable: symbolic links
  * resolved) per line; blank lines and lines starting with '#' are skipped;
  * spaces and tabs around a path are not part of it. */

@@ -9,7 +9,7 @@
  *
  * Which way this copy was loaded: the loader keeps the name it was given
  * for each object (dladdr's dli_fname), and /etc/ld.so.preload names the
- * library through a path of its own, LIBDIR/enormoustext/preload/NAME (a
+ * library through a path of its own, /etc/enormoustext/preload/NAME (a
  * symbolic link, core/hostwide.h).  Loaded any other way (LD_PRELOAD with
  * the library's own path, `enormoustext run`, linked) the list is not
  * read and the library does what its environment says.
