@@ -281,10 +281,12 @@ void et_pipeline_run(struct et_run *run)
 	enum et_backend chain[4];
 	const char *why = NULL;
 	int nchain = et_backend_chain(&run->si, run->opt.backend, chain, &why);
-	/* memory-deny-write-execute: no copy can be made executable; only the
-	 * file backend is tried, and what it cannot take says why */
+	/* memory-deny-write-execute, or a security module that refused an
+	 * earlier copy execute permission: no copy can be made executable; only
+	 * the file backend is tried, and what it cannot take says why */
 	bool mdwe = false;
-	if (nchain > 0 && et_sandbox_mdwe()) {
+	const bool refused = et_sandbox_exec_refused();
+	if (nchain > 0 && (refused || et_sandbox_mdwe())) {
 		int kept = 0;
 		for (int c = 0; c < nchain; c++)
 			if (chain[c] == ET_BACKEND_FILE)
@@ -292,14 +294,16 @@ void et_pipeline_run(struct et_run *run)
 		mdwe = kept < nchain;
 		nchain = kept;
 		if (mdwe) {
-			run->reason = ET_R_MDWE;
-			run->reason_detail = "prctl(PR_SET_MDWE) or MemoryDenyWriteExecute=";
+			run->reason = refused ? ET_R_EXEC_REFUSED : ET_R_MDWE;
+			run->reason_detail = refused ? "a security module (SELinux: execmem)"
+			                             : "prctl(PR_SET_MDWE) or MemoryDenyWriteExecute=";
 		}
 	}
+	const enum et_reason no_copy = refused ? ET_R_EXEC_REFUSED : ET_R_MDWE;
 	if (nchain == 0 && mdwe) {
 		for (size_t j = 0; j < run->nwins; j++)
 			if (run->wins[j].candidate)
-				run->wins[j].reason = ET_R_MDWE;
+				run->wins[j].reason = no_copy;
 	} else if (nchain == 0) {
 		for (size_t j = 0; j < run->nwins; j++)
 			if (run->wins[j].candidate)
@@ -313,7 +317,7 @@ void et_pipeline_run(struct et_run *run)
 		et_remap_all(run, chain, nchain);
 		for (size_t j = 0; mdwe && j < run->nwins; j++)
 			if (run->wins[j].candidate && !run->wins[j].remapped)
-				run->wins[j].reason = ET_R_MDWE;
+				run->wins[j].reason = no_copy;
 	}
 	ET_MARK(run, "remap");
 	et_verify(run);

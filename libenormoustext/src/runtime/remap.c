@@ -82,6 +82,7 @@
 #include "os/pagecache.h"
 #include "runtime/defer.h"
 #include "runtime/loader.h"
+#include "runtime/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -376,6 +377,12 @@ static void stage_one(struct et_run *run, struct et_window *w, uint64_t H, enum 
 		stage_file(run, w, H, fc);
 		return;
 	}
+	/* an earlier copy was refused execute permission: so would this one */
+	if (et_sandbox_exec_refused()) {
+		w->reason = ET_R_EXEC_REFUSED;
+		w->err = EACCES;
+		return;
+	}
 	if (b == ET_BACKEND_HUGETLB) {
 		if (*pool_left <= 0) {
 			w->reason = ET_R_NOMEM;
@@ -420,8 +427,14 @@ static void stage_one(struct et_run *run, struct et_window *w, uint64_t H, enum 
 	if (w->inode)
 		(void)et_os_advise(slot, H, MADV_DONTDUMP);
 	if (et_os_protect(slot, H, (int)w->prot) != 0) {
-		w->reason = ET_R_NOMEM;
 		w->err = errno;
+		w->reason = ET_R_NOMEM;
+		/* a security module's refusal (SELinux without execmem): no
+		 * later copy is tried in this process */
+		if (w->err == EACCES && (w->prot & PROT_EXEC)) {
+			w->reason = ET_R_EXEC_REFUSED;
+			et_sandbox_exec_refused_set();
+		}
 		return;
 	}
 	/* collapse: the filled small pages are gathered into one huge page; it

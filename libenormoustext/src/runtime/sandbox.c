@@ -140,3 +140,15 @@ void et_sandbox_mdwe_set(void)
 {
 	__atomic_store_n(&g_mdwe, 2, __ATOMIC_RELEASE);
 }
+
+static bool g_exec_refused;
+
+bool et_sandbox_exec_refused(void)
+{
+	return __atomic_load_n(&g_exec_refused, __ATOMIC_ACQUIRE);
+}
+
+void et_sandbox_exec_refused_set(void)
+{
+	__atomic_store_n(&g_exec_refused, true, __ATOMIC_RELEASE);
+}

@@ -30,6 +30,12 @@ ET_HIDDEN void et_sandbox_entering(const char *what);
 ET_HIDDEN bool et_sandbox_mdwe(void);
 /* A wrapper saw prctl(PR_SET_MDWE) go through. */
 ET_HIDDEN void et_sandbox_mdwe_set(void);
+/* A security module refused to make a written copy executable (mprotect
+ * PROT_EXEC: EACCES, as SELinux does for a domain without execmem): every
+ * later copy would be refused the same way, so none is tried; zero-copy
+ * still works.  Set by remap.c at the first refusal, for the process. */
+ET_HIDDEN bool et_sandbox_exec_refused(void);
+ET_HIDDEN void et_sandbox_exec_refused_set(void);
 /* Stand-down hooks the sandbox calls (set once, by the modules that have
  * something to stop). */
 ET_HIDDEN void et_sandbox_on_entering(void (*fn)(const char *what));
