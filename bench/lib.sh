@@ -89,9 +89,11 @@ mariadb_stop() {
 }
 
 # sysbench against that server: sysbench_cmd ARGS... (never more than 10 minutes)
+# BENCH_SB_TABLES x BENCH_SB_TABLE_SIZE rows (default 4 x 20,000: about
+# 20 MiB of data; larger sets put the data side of the TLB under pressure)
 sysbench_cmd() {
-	timeout 600 sysbench --db-driver=mysql --mysql-socket="$(db_sock)" --mysql-user=root --mysql-db=sbtest --tables=4 \
-		--table-size=20000 "$@"
+	timeout 1800 sysbench --db-driver=mysql --mysql-socket="$(db_sock)" --mysql-user=root --mysql-db=sbtest \
+		--tables="${BENCH_SB_TABLES:-4}" --table-size="${BENCH_SB_TABLE_SIZE:-20000}" "$@"
 }
 
 mariadb_prepare() {
