@@ -213,11 +213,7 @@ lap "preloaded from the root: $sum"
 
 # the command, found and finding its library in the root
 cmd=$R/usr/bin/enormoustext
-v=$("$cmd" --version) || fail "$cmd --version failed"
-[ "$v" = "enormoustext $version" ] || fail "$cmd --version says '$v', not 'enormoustext $version'"
-dry=$("$cmd" run -n -- true) || fail "$cmd run -n -- true failed: $dry"
-# (the directory resolved, the file name as it is: BINDIR/../LIBDIR)
-grep -qxF "LD_PRELOAD=$(realpath "$R/$L")/libenormoustext.so.0" <<<"$dry" || fail "the installed command does not preload the library beside it ($lib): $dry"
+pkg_command "$cmd" "$R/$L"
 # the completion from the package: bash loads it, and it offers the
 # subcommands (completing the first word after `enormoustext st`)
 comp=$R/usr/share/bash-completion/completions/enormoustext
@@ -282,9 +278,8 @@ if [ "$arch" = amd64 ]; then
 fi
 R2=$W/root-nodev
 for p in libenormoustext0 enormoustext; do dpkg -x "$(deb $p)" "$R2" || fail "dpkg -x $p failed"; done
-dry=$("$R2/usr/bin/enormoustext" run -n -- true) || fail "without the -dev package, enormoustext run -n failed: $dry"
-grep -qxF "LD_PRELOAD=$(realpath "$R2/$L")/libenormoustext.so.0" <<<"$dry" ||
-	fail "without the -dev package the command does not find libenormoustext.so.0 beside it: $dry"
+# without the -dev package (no development link), the same
+pkg_command "$R2/usr/bin/enormoustext" "$R2/$L"
 fresh_run "$W/big" "$cmd" run --verbose 1 --
 [ $RC = 0 ] || fail "enormoustext run failed (status $RC): $OUT $ERR"
 grep -qE '^enormoustext: [0-9]+ of [0-9]+ objects?, [1-9][0-9.]* MiB of ' <<<"$ERR" || fail "enormoustext run --verbose 1: no summary line with text moved: $ERR"

@@ -7,7 +7,9 @@
 # $W/big without the library (nothing huge) and with LIB preloaded
 # (ENORMOUSTEXT_VERBOSE=1): the summary line in $sum, at least 4 MiB moved,
 # and the program's own smaps agree.  fresh_run FILE COMMAND...: COMMAND...
-# ./prog on a fresh copy of FILE; $OUT, $ERR, $RC.
+# ./prog on a fresh copy of FILE; $OUT, $ERR, $RC.  pkg_command CMD LIBDIR:
+# the installed command says its version ($version) and `run` preloads the
+# library in LIBDIR, beside it (BINDIR/../LIBDIR).
 pkg_program() {
 	# A program with 1600 functions a page apart (6.3 MiB of text: at least two
 	# whole 2 MiB windows wherever it is put); with -DWITH_API it also asks the
@@ -93,4 +95,14 @@ pkg_preloaded() {
 	[ -n "$moved" ] || fail "the summary line does not say how much text went huge: $sum"
 	awk -v m="$moved" 'BEGIN { exit !(m + 0 >= 4) }' || fail "the summary line says $moved MiB moved, at least 4 expected: $sum"
 	[ "$(kb "$OUT")" -ge 4096 ] || fail "the summary says $moved MiB but the program's smaps shows $(kb "$OUT") kB huge"
+}
+
+pkg_command() {
+	local cmd=$1 libdir=$2 v dry
+	v=$("$cmd" --version) || fail "$cmd --version failed"
+	[ "$v" = "enormoustext $version" ] || fail "$cmd --version says '$v', not 'enormoustext $version'"
+	dry=$("$cmd" run -n -- true) || fail "$cmd run -n -- true failed: $dry"
+	# (the directory resolved, the file name as it is)
+	grep -qxF "LD_PRELOAD=$(realpath "$libdir")/libenormoustext.so.0" <<<"$dry" ||
+		fail "the installed command does not preload the library beside it ($libdir): $dry"
 }

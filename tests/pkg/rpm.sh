@@ -181,11 +181,7 @@ pkg_preloaded "$lib"
 lap "preloaded from the root: $sum"
 
 cmd=$R/usr/bin/enormoustext
-v=$("$cmd" --version) || fail "$cmd --version failed"
-[ "$v" = "enormoustext $version" ] || fail "$cmd --version says '$v', not 'enormoustext $version'"
-dry=$("$cmd" run -n -- true) || fail "$cmd run -n -- true failed: $dry"
-grep -qxF "LD_PRELOAD=$(realpath "$R$libdir")/libenormoustext.so.0" <<<"$dry" ||
-	fail "the installed command does not preload the library beside it ($lib): $dry"
+pkg_command "$cmd" "$R$libdir"
 lap "$cmd --version and run -n: the library beside it"
 say "ok"
 exit 0

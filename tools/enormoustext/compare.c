@@ -431,6 +431,40 @@ static int run_once(char **argv, char **env, struct pmu *pmu, const char *report
 
 /* ------------------------------------------------------------ PMU */
 
+/* This CPU, from /proc/cpuinfo (the first CPU's lines): the x86 vendor,
+ * family and model, or on Arm vendor "ARM" (implementer 0x41) with the CPU
+ * part as the model; -1 where absent. */
+struct cpu_id {
+	char vendor[64];
+	int family, model;
+};
+
+static void cpu_id_read(struct cpu_id *id)
+{
+	char buf[256];
+	id->vendor[0] = '\0';
+	id->family = id->model = -1;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	if (!f)
+		return;
+	while (fgets(buf, sizeof buf, f)) {
+		if (!buf[0] || buf[0] == '\n')
+			break;   /* the first CPU's lines only */
+		if (!id->vendor[0])
+			sscanf(buf, "vendor_id : %63s", id->vendor);
+		if (id->family < 0)
+			sscanf(buf, "cpu family : %d", &id->family);
+		if (id->model < 0 && !strncmp(buf, "model\t", 6))
+			sscanf(buf, "model : %d", &id->model);
+		if (!strncmp(buf, "CPU implementer", 15) && strstr(buf, "0x41"))
+			snprintf(id->vendor, sizeof id->vendor, "ARM");
+		unsigned part = 0;
+		if (!strncmp(buf, "CPU part", 8) && sscanf(buf, "CPU part : %x", &part) == 1)
+			id->model = (int)part;
+	}
+	fclose(f);
+}
+
 /* The hardware counters: instructions and the generic iTLB read misses
  * must open on this process (else pmu->why says why), and the vendor's
  * completed-walk event where the CPU is one we know. */
@@ -472,20 +506,10 @@ static void pmu_probe(struct pmu *p)
 	}
 	/* the vendor's walk event, raw, on the core PMU ("cpu", or on a
 	 * hybrid part "cpu_core") */
-	char vendor[64] = "", buf[256];
-	int family = -1;
-	FILE *f = fopen("/proc/cpuinfo", "re");
-	if (f) {
-		while (fgets(buf, sizeof buf, f)) {
-			if (!vendor[0])
-				sscanf(buf, "vendor_id : %63s", vendor);
-			if (family < 0)
-				sscanf(buf, "cpu family : %d", &family);
-			if (vendor[0] && family >= 0)
-				break;
-		}
-		fclose(f);
-	}
+	struct cpu_id id;
+	cpu_id_read(&id);
+	const char *vendor = id.vendor;
+	const int family = id.family;
 	uint64_t raw = 0;
 	if (!strcmp(vendor, "GenuineIntel") && family == 6) {
 		raw = 0x0e85;   /* ITLB_MISSES.WALK_COMPLETED: event 0x85, umask 0x0e (Haswell on) */
@@ -556,27 +580,10 @@ static bool tool_in(const char *dir)
 /* The core the model counts for: this CPU's where it is one of the model's. */
 static void pick_core(char *out, size_t cap)
 {
-	char buf[256], vendor[64] = "";
-	int family = -1, model = -1;
-	FILE *f = fopen("/proc/cpuinfo", "re");
-	if (f) {
-		while (fgets(buf, sizeof buf, f)) {
-			if (!vendor[0])
-				sscanf(buf, "vendor_id : %63s", vendor);
-			if (family < 0)
-				sscanf(buf, "cpu family : %d", &family);
-			if (model < 0 && !strncmp(buf, "model\t", 6))
-				sscanf(buf, "model : %d", &model);
-			if (!strncmp(buf, "CPU implementer", 15) && strstr(buf, "0x41"))
-				snprintf(vendor, sizeof vendor, "ARM");
-			if (!strncmp(buf, "CPU part", 8)) {
-				unsigned part = 0;
-				if (sscanf(buf, "CPU part : %x", &part) == 1)
-					model = (int)part;
-			}
-		}
-		fclose(f);
-	}
+	struct cpu_id id;
+	cpu_id_read(&id);
+	const char *vendor = id.vendor;
+	const int family = id.family, model = id.model;
 	const char *c = "goldencove";
 	if (!strcmp(vendor, "GenuineIntel") && family == 6) {
 		switch (model) {
