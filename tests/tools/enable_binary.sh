@@ -9,7 +9,9 @@
 # same output; dlopen, pthread_create, sigaction, prctl reach the library's
 # wrappers and behave as without it); the link /etc/ld.so.preload names is
 # in /etc, and the library's directory is read-only throughout (a read-only
-# /usr); a listed setuid program run by
+# /usr); status says what is on; with the off switch
+# (/etc/enormoustext/off) every copy of the library does nothing, silently,
+# until it is removed; a listed setuid program run by
 # another user does nothing either; `disable --binary` puts
 # /etc/ld.so.preload back byte for byte (none, or a file of comments
 # without a final newline), and takes out only its own line when the file
@@ -195,6 +197,32 @@ stop_hold suid "$HPID"
 t dis_suid -- "$TOOL" disable --binary "$W/suid/tt_hold"
 expect_rc 0; expect_out "1 program left"
 [ "$(cat /etc/ld.so.preload)" = "$entry" ] || fail "disable of one of two changed /etc/ld.so.preload"
+
+# status says what is on host-wide
+t status -- "$TOOL" status --no-probe
+expect_rc 0 "status"
+expect_out "^  /etc/ld.so.preload names $entry: the library acts in the 1 program of /etc/enormoustext/binaries\$"
+expect_out "^  off switch       off \\(/etc/enormoustext/off does not exist\\)\$"
+
+# the off switch: while /etc/enormoustext/off exists, the library does
+# nothing in any process, listed or preloaded by hand, and says nothing
+: >/etc/enormoustext/off
+start_hold offl env ENORMOUSTEXT_VERBOSE=2 -- "$L"
+read -r text copied huge < <(smaps_object /proc/"$HPID"/smaps "$L")
+[ "$huge" = 0 ] || fail "the off switch is on and the listed program's text moved ($huge bytes)"
+[ "$(awk '/^Threads:/ { print $2 }' /proc/"$HPID"/status)" = 1 ] || fail "the off switch is on and the library started a thread"
+[ ! -s "$W/offl.hold.err" ] || fail "the off switch is on and the library spoke: $(head -2 "$W/offl.hold.err")"
+stop_hold offl "$HPID"
+t offp ENORMOUSTEXT_VERBOSE=2 ENORMOUSTEXT_DEFER=0 LD_PRELOAD="$lib" -- "$U" --exit 0
+expect_rc 0 "a preloaded program with the off switch on"
+expect_no_err "the off switch on, ENORMOUSTEXT_VERBOSE=2"
+t status_off -- "$TOOL" status --no-probe --json
+expect_rc 0
+expect_out '"off_switch": true'
+rm /etc/enormoustext/off
+t offp2 ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=0 LD_PRELOAD="$lib" -- "$U" --exit 0
+grep -qE '^enormoustext: .* on [0-9]+ MiB pages' "$ERR" || fail "the off switch removed, a preloaded program did not act: $(head -2 "$ERR")"
+note "off switch: the listed program 0 bytes huge, 1 thread, silent; a preloaded one silent; acting again once removed"
 
 t dis_dry -- "$TOOL" disable --binary "$L" --dry-run
 expect_rc 0; expect_out "would remove /etc/ld.so.preload"

@@ -16,6 +16,9 @@
  * All three mirror what the library does.  And the backends `auto` would
  * try, in order, and why.
  *
+ * And what is on host-wide: the off switch, /etc/ld.so.preload's entry of
+ * `enable --binary`, how many programs its list holds.
+ *
  * Owns: the host's facts (et_tool_host_read), the probes, the order of
  * `auto` as text (et_tool_auto_reason, et_tool_auto_chain), the names of
  * file systems and of page sizes.
@@ -25,6 +28,8 @@
  * prints (status.c and explain.c do).
  */
 #include "host.h"
+
+#include "core/hostwide.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -112,6 +117,36 @@ static int khugepaged_running(void)
 	}
 	closedir(d);
 	return found;
+}
+
+/* ROOT/etc's host-wide state (core/hostwide.h's names). */
+static void read_hostwide(struct et_tool_host *s)
+{
+	char p[PATH_MAX], buf[8192];
+	struct stat st;
+	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_OFF);
+	s->hw_off = lstat(p, &st) == 0;
+	s->hw_entry[0] = '\0';
+	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_PRELOAD);
+	long n = et_tool_read(p, buf, sizeof buf);
+	for (char *w = n > 0 ? strtok(buf, " \t\n:") : NULL; w; w = strtok(NULL, " \t\n:"))
+		if (w[0] != '#' && strstr(w, "/" ET_HOSTWIDE_DIR "/")) {
+			snprintf(s->hw_entry, sizeof s->hw_entry, "%s", w);
+			break;
+		}
+	s->hw_programs = -1;
+	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_LIST);
+	FILE *f = fopen(p, "re");
+	if (f) {
+		char line[PATH_MAX + 64];
+		s->hw_programs = 0;
+		while (fgets(line, sizeof line, f)) {
+			char *l = line + strspn(line, " \t");
+			if (*l && *l != '#' && *l != '\n')
+				s->hw_programs++;
+		}
+		fclose(f);
+	}
 }
 
 static void read_settings(struct et_tool_host *s)
@@ -570,6 +605,7 @@ void et_tool_host_read(struct et_tool_host *s, bool probe, const char *probe_dir
 	if (!s->real)
 		probe = false;
 	read_settings(s);
+	read_hostwide(s);
 	s->thp.works = s->collapse.works = s->file.p.works = s->file.fresh = -1;
 	if (probe) {
 		probe_thp(s);

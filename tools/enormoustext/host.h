@@ -56,6 +56,12 @@ struct et_tool_host {
 	int kmajor, kminor;              /* -1 unknown */
 	uint64_t mem_total;              /* MemTotal, 0 unknown */
 	struct et_memcg memcg;
+	/* host-wide (ROOT/etc): the off switch (ET_HOSTWIDE_OFF) exists; the
+	 * word of /etc/ld.so.preload that is `enable --binary`'s entry ("":
+	 * none); the programs /etc/enormoustext/binaries lists (-1: none) */
+	bool hw_off;
+	char hw_entry[PATH_MAX];
+	long hw_programs;
 };
 
 /* The settings of s->root ("/": this system; else a copy of sysfs, and

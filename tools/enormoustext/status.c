@@ -20,6 +20,8 @@
 #include "host.h"
 #include "check_elf.h"
 
+#include "core/hostwide.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +96,18 @@ static void print_text(const struct et_tool_host *s)
 	printf("backend auto would use: %s\n  %s\n", chain, why);
 	if (s->file.p.works == 1)
 		printf("  and text the kernel already maps huge from the file (FilePmdMapped) is left as it is\n");
+	printf("host-wide\n");
+	if (s->hw_off)
+		printf("  off switch       %s exists: the library does nothing in any process, however loaded "
+		       "(remove it to turn it back on)\n", ET_HOSTWIDE_OFF);
+	else
+		printf("  off switch       off (%s does not exist)\n", ET_HOSTWIDE_OFF);
+	if (s->hw_entry[0])
+		printf("  %-16s names %s: the library acts in the %ld program%s of %s\n", ET_HOSTWIDE_PRELOAD,
+		       s->hw_entry, s->hw_programs < 0 ? 0 : s->hw_programs, s->hw_programs == 1 ? "" : "s",
+		       ET_HOSTWIDE_LIST);
+	else
+		printf("  %-16s does not load the library (enable --binary PATH would)\n", ET_HOSTWIDE_PRELOAD);
 	(void)b;
 }
 
@@ -185,6 +199,14 @@ static int print_json(const struct et_tool_host *s, bool explain, const char *pr
 	et_tool_auto_reason(s, why, sizeof why);
 	et_json_str(&j, "reason", why);
 	et_json_obj_end(&j);
+	et_json_obj(&j, "hostwide");
+	et_json_bool(&j, "off_switch", s->hw_off);
+	et_json_str(&j, "preload_entry", s->hw_entry[0] ? s->hw_entry : NULL);
+	if (s->hw_programs < 0)
+		et_json_null(&j, "programs");
+	else
+		et_json_i64(&j, "programs", s->hw_programs);
+	et_json_obj_end(&j);
 	int rc = ET_EXIT_OK;
 	if (explain)
 		rc = et_tool_explain(s, program, &j);
@@ -237,7 +259,9 @@ static const struct et_cmd_spec spec = {
 	        "free, reserved, surplus); whether MADV_COLLAPSE works, whether the first\n"
 	        "write to a MADV_HUGEPAGE region gets a huge page, and whether the kernel\n"
 	        "maps file-backed text huge (all three probed in this process, in well under\n"
-	        "a second); and which backends `auto` would try, in order, and why.\n"
+	        "a second); which backends `auto` would try, in order, and why; and what is\n"
+	        "on host-wide (/etc/ld.so.preload's entry and its programs, the off switch\n"
+	        "/etc/enormoustext/off).\n"
 	        "A PROGRAM goes with --explain.\n",
 	.sections = { { NULL, options } },
 	.tail = "Exit status: 0; 1 PROGRAM cannot be read or is not an ELF program, --root or\n"

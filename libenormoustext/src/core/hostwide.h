@@ -24,5 +24,9 @@
 #define ET_HOSTWIDE_LIST "/etc/enormoustext/binaries"
 /* The loader's list of libraries loaded into every program. */
 #define ET_HOSTWIDE_PRELOAD "/etc/ld.so.preload"
+/* The off switch: while this path exists (`: > /etc/enormoustext/off`, a
+ * shell builtin's work, for a host in trouble), every copy of the library,
+ * however loaded, does nothing and says nothing. */
+#define ET_HOSTWIDE_OFF "/etc/enormoustext/off"
 
 #endif

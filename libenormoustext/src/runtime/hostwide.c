@@ -26,8 +26,12 @@
  * open, read and close of the list; nothing allocated (the start-up path
  * has no malloc: core/util.h).
  *
- * Owns: the decision "listed or not" for a copy loaded host-wide.
- * May call: libc (dladdr, readlink, open, read, close).
+ * The off switch (et_hostwide_off): /etc/enormoustext/off exists, and every
+ * copy stands down, however it was loaded: one access(2) per process.
+ *
+ * Owns: the decision "listed or not" for a copy loaded host-wide; the off
+ * switch.
+ * May call: libc (dladdr, readlink, open, read, close, access).
  * Never: reads the environment, writes, allocates, says anything.
  */
 #include "runtime/hostwide.h"
@@ -129,4 +133,12 @@ bool et_hostwide_stands_down(void)
 		close(fd);
 	errno = e;
 	return !in;
+}
+
+bool et_hostwide_off(void)
+{
+	int e = errno;
+	bool off = access(ET_HOSTWIDE_OFF, F_OK) == 0;
+	errno = e;
+	return off;
 }

@@ -13,5 +13,9 @@
  * for a copy loaded any other way (LD_PRELOAD, linked): the list is not
  * read. */
 ET_HIDDEN bool et_hostwide_stands_down(void);
+/* True while core/hostwide.h's ET_HOSTWIDE_OFF exists: the library does
+ * nothing in this process, whatever loaded it and whatever the environment
+ * says (checked before anything else; one system call; errno kept). */
+ET_HIDDEN bool et_hostwide_off(void);
 
 #endif

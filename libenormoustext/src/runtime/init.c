@@ -296,6 +296,12 @@ __attribute__((constructor)) static void et_constructor(void)
 		run->reason = ET_R_SECURE;
 		return;
 	}
+	/* the off switch, /etc/enormoustext/off: nothing, silently, whatever
+	 * loaded this copy (runtime/hostwide.c) */
+	if (et_hostwide_off()) {
+		run->reason = ET_R_OFF;
+		return;
+	}
 	/* /etc/ld.so.preload: only the listed programs (runtime/hostwide.c) */
 	if (et_hostwide_stands_down()) {
 		run->reason = ET_R_OFF;
