@@ -27,20 +27,23 @@
  * has no malloc: core/util.h).
  *
  * The off switch (et_hostwide_off): /etc/enormoustext/off exists, and every
- * copy stands down, however it was loaded: one access(2) per process.
+ * copy stands down, however it was loaded: one faccessat(2) per process.
  *
  * Owns: the decision "listed or not" for a copy loaded host-wide; the off
  * switch.
- * May call: libc (dladdr, readlink, open, read, close, access).
+ * May call: libc (dladdr, readlink, open, read, close), os/ (the off
+ * switch's faccessat).
  * Never: reads the environment, writes, allocates, says anything.
  */
 #include "runtime/hostwide.h"
 
 #include "core/hostwide.h"
+#include "os/os.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Written out, not strcmp/memcmp: each first call of a libc function on
@@ -135,10 +138,12 @@ bool et_hostwide_stands_down(void)
 	return !in;
 }
 
+/* A system call of its own (os/): libc's access would cost a lazy binding
+ * in every process started. */
 bool et_hostwide_off(void)
 {
 	int e = errno;
-	bool off = access(ET_HOSTWIDE_OFF, F_OK) == 0;
+	bool off = et_os_sys6(SYS_faccessat, AT_FDCWD, (long)ET_HOSTWIDE_OFF, F_OK, 0, 0, 0) == 0;
 	errno = e;
 	return off;
 }
