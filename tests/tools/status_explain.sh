@@ -201,6 +201,29 @@ if readelf -lW /bin/ls 2>/dev/null | grep -q 'Requesting program interpreter'; t
 	expect_out "^- $W/oddinterp: its loader /bin/ls is not a loader \\(it has an interpreter of its own\\): not run to find its libraries; only the program and its interpreter are counted\$"
 fi
 
+# A program built with gcc's -fsanitize=address (the shared runtime
+# libasan.so): the sentence that a preloaded library stops it, and its
+# advice, checked: preloaded it exits 1 saying so, with the advice it runs.
+printf '#include <stdio.h>\nint main(void) { puts("asan ok"); return 0; }\n' >"$W/asan.c"
+if gcc -fsanitize=address -o "$W/asanprog" "$W/asan.c" 2>"$W/asan.err" && readelf -d "$W/asanprog" | grep -q 'NEEDED.*libasan\.so'; then
+	t asan -- "$TOOL" status --explain --no-probe "$W/asanprog"
+	expect_rc 0
+	expect_out "^- $W/asanprog loads the shared AddressSanitizer runtime \(libasan\.so\.[0-9]+\), which stops the program at start when another library is preloaded before it .*: run it with ASAN_OPTIONS=verify_asan_link_order=0 in its environment: \`ASAN_OPTIONS=verify_asan_link_order=0 enormoustext run -- $W/asanprog\`\$"
+	case " ${TT_CFLAGS:-} " in
+	*sanitize*) note "a sanitized library: the advice is checked in the plain build" ;;
+	*)
+		t asan_pre LD_PRELOAD="$TT_LIB" -- "$W/asanprog"
+		expect_rc 1 "an ASan program with the library preloaded"
+		grep -q 'ASan runtime does not come first' "$ERR" || fail "the ASan program did not say why it stopped: $(head -2 "$ERR")"
+		t asan_ok LD_PRELOAD="$TT_LIB" ASAN_OPTIONS=verify_asan_link_order=0 -- "$W/asanprog"
+		expect_rc 0 "the ASan program with the advice"
+		expect_out "^asan ok\$"
+		;;
+	esac
+else
+	note "gcc cannot build with -fsanitize=address here ($(head -1 "$W/asan.err")): the ASan sentence is not checked"
+fi
+
 # Bad input.
 t missing -- "$TOOL" status --explain "$W/nope"
 expect_bad 1 "a PROGRAM that does not exist" "$W/nope: No such file or directory"

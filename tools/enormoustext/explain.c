@@ -648,6 +648,21 @@ static void program_sentences(const struct et_tool_host *s, const struct plan *p
 	if (!t->windows)
 		say(ss, "program", "note", NULL, "nothing of %s would move: no object has a whole %s "
 		    "window of text%s", program, hl, t->textrel ? " the library may move" : "");
+	/* gcc's shared AddressSanitizer runtime checks that it is the first
+	 * library loaded, and aborts the program where one is preloaded */
+	for (size_t i = 0; i < pl->n; i++) {
+		const char *base = strrchr(pl->o[i].path, '/');
+		base = base ? base + 1 : pl->o[i].path;
+		if (strncmp(base, "libasan.so", 10))
+			continue;
+		char cmd[512];
+		snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=verify_asan_link_order=0 enormoustext run -- %s", program);
+		say(ss, "program", "warning", cmd, "%s loads the shared AddressSanitizer runtime (%s), which "
+		    "stops the program at start when another library is preloaded before it (\"ASan runtime "
+		    "does not come first in initial library list\"): run it with "
+		    "ASAN_OPTIONS=verify_asan_link_order=0 in its environment: `%s`", program, base, cmd);
+		break;
+	}
 }
 
 /* --------------------------------------------------------------- out */
