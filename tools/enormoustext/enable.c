@@ -1071,30 +1071,6 @@ static bool preload_has(const char *buf, const char *entry)
 	return false;
 }
 
-/* The word of ld.so.preload that is a host-wide entry of ours, into out. */
-static bool preload_find_entry(const char *buf, char *out, size_t cap)
-{
-	static const char dir[] = "/" ET_HOSTWIDE_DIR "/";
-	for (const char *p = buf; *p;) {
-		if (*p == '#') {
-			p += strcspn(p, "\n");
-			continue;
-		}
-		size_t w = strcspn(p, " \t\n:");
-		if (w && w < cap) {
-			char word[PATH_MAX + 64];
-			snprintf(word, sizeof word, "%.*s", (int)w, p);
-			const char *s = strrchr(word, '/');
-			if (s && (size_t)(s - word) + 1 >= sizeof dir - 1 &&
-			    !strncmp(s + 1 - (sizeof dir - 1), dir, sizeof dir - 1)) {
-				snprintf(out, cap, "%s", word);
-				return true;
-			}
-		}
-		p += w ? w : 1;
-	}
-	return false;
-}
 
 /* The program: a dynamically linked ELF executable of this architecture;
  * its resolved path into real. */
@@ -1405,7 +1381,7 @@ static int disable_binary(struct ctx *c, const char *path)
 	bool had_orig = eo == 0;
 	bool noted = access(h.none, F_OK) == 0;
 	char entry[PATH_MAX + 64] = "";
-	if (!(had_cur && preload_find_entry(cur, entry, sizeof entry))) {
+	if (!(had_cur && et_tool_preload_entry(cur, entry, sizeof entry))) {
 		if (!et_tool_library(c->lib_opt, h.lib, sizeof h.lib)) {
 			hw_entry_for(c, &h);
 			snprintf(entry, sizeof entry, "%s", h.entry);

@@ -23,11 +23,12 @@
  * `auto` as text (et_tool_auto_reason, et_tool_auto_chain), the names of
  * file systems and of page sizes.
  * May call: core (sysinfo: the readers and the `auto` order; smaps, memcg,
- * mm_flags), common.c.
+ * mm_flags), preload.c (ld.so.preload's entry), common.c.
  * Never: changes a setting; leaves a probe's file or mapping behind;
  * prints (status.c and explain.c do).
  */
 #include "host.h"
+#include "preload.h"
 
 #include "core/hostwide.h"
 
@@ -128,12 +129,8 @@ static void read_hostwide(struct et_tool_host *s)
 	s->hw_off = lstat(p, &st) == 0;
 	s->hw_entry[0] = '\0';
 	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_PRELOAD);
-	long n = et_tool_read(p, buf, sizeof buf);
-	for (char *w = n > 0 ? strtok(buf, " \t\n:") : NULL; w; w = strtok(NULL, " \t\n:"))
-		if (w[0] != '#' && strstr(w, "/" ET_HOSTWIDE_DIR "/")) {
-			snprintf(s->hw_entry, sizeof s->hw_entry, "%s", w);
-			break;
-		}
+	if (et_tool_read(p, buf, sizeof buf) > 0)
+		(void)et_tool_preload_entry(buf, s->hw_entry, sizeof s->hw_entry);
 	s->hw_programs = -1;
 	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_LIST);
 	FILE *f = fopen(p, "re");

@@ -11,12 +11,16 @@
  * Owns: where the library is looked for (et_tool_default_library,
  * et_tool_library), and its linker scripts (et_tool_linker_script: the
  * same rule, for `check`'s advice), the LD_PRELOAD value (et_tool_preload), the check of
- * the variables' values (et_tool_option_index, et_tool_options_bad).
+ * the variables' values (et_tool_option_index, et_tool_options_bad); which
+ * word of /etc/ld.so.preload is `enable --binary`'s entry
+ * (et_tool_preload_entry, for enable and status).
  * May call: core (options: the table and its parser), msg.c.
  * Never: keeps a list of options, a default or an accepted value of its
  * own (the table has them).
  */
 #include "preload.h"
+
+#include "core/hostwide.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -252,4 +256,29 @@ int et_tool_options_bad(const char *const val[ET_OPT__COUNT], const char **accep
 	if (c.bad_id >= 0 && accepts)
 		*accepts = c.bad_accepts;
 	return c.bad_id;
+}
+
+/* The word of ld.so.preload that is a host-wide entry of ours, into out. */
+bool et_tool_preload_entry(const char *buf, char *out, size_t cap)
+{
+	static const char dir[] = "/" ET_HOSTWIDE_DIR "/";
+	for (const char *p = buf; *p;) {
+		if (*p == '#') {
+			p += strcspn(p, "\n");
+			continue;
+		}
+		size_t w = strcspn(p, " \t\n:");
+		if (w && w < cap) {
+			char word[PATH_MAX + 64];
+			snprintf(word, sizeof word, "%.*s", (int)w, p);
+			const char *s = strrchr(word, '/');
+			if (s && (size_t)(s - word) + 1 >= sizeof dir - 1 &&
+			    !strncmp(s + 1 - (sizeof dir - 1), dir, sizeof dir - 1)) {
+				snprintf(out, cap, "%s", word);
+				return true;
+			}
+		}
+		p += w ? w : 1;
+	}
+	return false;
 }

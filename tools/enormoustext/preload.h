@@ -33,4 +33,10 @@ int et_tool_option_index(const char *var);
  * index of the first bad one (*accepts: what it accepts). */
 int et_tool_options_bad(const char *const val[ET_OPT__COUNT], const char **accepts);
 
+/* The word of the loader's list buf (/etc/ld.so.preload's text) that is
+ * `enable --binary`'s entry (a path in a directory ending in
+ * core/hostwide.h's ET_HOSTWIDE_DIR; comments skipped), into out: false
+ * when there is none. */
+bool et_tool_preload_entry(const char *buf, char *out, size_t cap);
+
 #endif

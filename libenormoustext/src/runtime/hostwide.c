@@ -27,12 +27,13 @@
  * has no malloc: core/util.h).
  *
  * The off switch (et_hostwide_off): /etc/enormoustext/off exists, and every
- * copy stands down, however it was loaded: one faccessat(2) per process.
+ * copy stands down, however it was loaded: one access(2) per process, the
+ * call the loader itself made for /etc/ld.so.preload.
  *
  * Owns: the decision "listed or not" for a copy loaded host-wide; the off
  * switch.
  * May call: libc (dladdr, readlink, open, read, close), os/ (the off
- * switch's faccessat).
+ * switch's access).
  * Never: reads the environment, writes, allocates, says anything.
  */
 #include "runtime/hostwide.h"
@@ -138,12 +139,19 @@ bool et_hostwide_stands_down(void)
 	return !in;
 }
 
-/* A system call of its own (os/): libc's access would cost a lazy binding
- * in every process started. */
+/* The same system call glibc's loader made before the program started
+ * (access, or faccessat where there is no access: its check of
+ * /etc/ld.so.preload), so that a seccomp filter the process was started
+ * under lets it through; made directly (os/), since libc's access would
+ * cost a lazy binding in every process started. */
 bool et_hostwide_off(void)
 {
 	int e = errno;
+#ifdef SYS_access
+	bool off = et_os_sys6(SYS_access, (long)ET_HOSTWIDE_OFF, F_OK, 0, 0, 0, 0) == 0;
+#else
 	bool off = et_os_sys6(SYS_faccessat, AT_FDCWD, (long)ET_HOSTWIDE_OFF, F_OK, 0, 0, 0) == 0;
+#endif
 	errno = e;
 	return off;
 }
