@@ -66,7 +66,9 @@ while IFS= read -r c; do
 	expect_rc 0 "$c --help"; expect_no_err "$c --help"
 	head -1 "$OUT" | grep -q "^usage: enormoustext $c" || fail "$c --help does not start with its usage line"
 	cp "$OUT" "$W/$cw.help"
-	awk 'length > 80 { print; n++ } END { exit n > 0 }' "$W/$cw.help" >"$W/$cw.wide" ||
+	# (a line that holds the library's path, which is as long as the
+	# build tree's place makes it, is exempt)
+	awk -v lib="$TT_LIB" 'length > 80 && index($0, lib) == 0 { print; n++ } END { exit n > 0 }' "$W/$cw.help" >"$W/$cw.wide" ||
 		fail "$c --help has lines wider than 80 columns: $(head -2 "$W/$cw.wide")"
 	t "$cw.h" -- "$TOOL" $c -h
 	cmp -s "$OUT" "$W/$cw.help" || fail "$c -h differs from $c --help"
