@@ -5,6 +5,7 @@
  */
 #include "unit_util.h"
 
+#include "core/hostconf.h"
 #include "core/options.h"
 
 #include <stdint.h>
@@ -16,6 +17,7 @@ TestSuite(parse_size, .timeout = 30, .fini = ut_cleanup);
 TestSuite(parse_bool, .timeout = 30, .fini = ut_cleanup);
 TestSuite(parse_backend, .timeout = 30, .fini = ut_cleanup);
 TestSuite(glob_list, .timeout = 30, .fini = ut_cleanup);
+TestSuite(hostconf, .timeout = 30, .fini = ut_cleanup);
 
 /* ------------------------------------------------------------ fake env */
 
@@ -772,4 +774,63 @@ Test(options, rate_hot_top_only)
 	const struct kv bad_top[] = { { "ENORMOUSTEXT_TOP_ONLY", "2" } };
 	cr_expect_eq(parse(&o, &f, bad_top, 1), 1);
 	cr_expect(!o.top_only);
+}
+
+/* ------------------------------------------------------------ hostconf */
+
+/* The host's settings file of `enable --all` (core/hostconf.c). */
+Test(hostconf, settings_blanks_comments_and_the_last_of_two)
+{
+	char buf[] = "# enormoustext enable: a comment\n"
+	             "\n"
+	             "  ENORMOUSTEXT_MODE = 3  \n"
+	             "programs=/usr/sbin/*:mariadbd\n"
+	             "\texclude-programs=gdb\r\n"
+	             "ENORMOUSTEXT_COPY_MIN=0\n"
+	             "ENORMOUSTEXT_MODE=1";   /* no final newline; the last one wins */
+	struct et_hostconf c;
+	et_hostconf_parse(buf, &c);
+	cr_assert_str_eq(c.val[ET_OPT_MODE], "1");
+	cr_assert_str_eq(c.val[ET_OPT_COPY_MIN], "0");
+	cr_assert_null(c.val[ET_OPT_VERBOSE]);
+	cr_assert_str_eq(c.programs, "/usr/sbin/*:mariadbd");
+	cr_assert_str_eq(c.exclude, "gdb");
+	cr_assert_eq(c.bad_line, 0);
+	cr_assert_eq(c.refused_line, 0);
+	cr_assert_eq(c.nset, 4);
+}
+
+Test(hostconf, bad_and_refused_lines_are_not_used)
+{
+	char buf[] = "ENORMOUSTEXT_VERBOSE=1\n"
+	             "ENORMOUSTEXT_REPORT=/tmp/every-process.json\n"   /* line 2: not the host's */
+	             "just words\n"                                    /* line 3: no setting */
+	             "ENORMOUSTEXT_VERBOS=2\n"                         /* not a variable */
+	             "programs=\n"                                     /* empty globs */
+	             "=3\n"
+	             "ENORMOUSTEXT_RECORD=/tmp/p\n"
+	             "ENORMOUSTEXT_TOP_ONLY=1\n";
+	struct et_hostconf c;
+	et_hostconf_parse(buf, &c);
+	cr_assert_str_eq(c.val[ET_OPT_VERBOSE], "1");
+	cr_assert_null(c.val[ET_OPT_REPORT]);
+	cr_assert_null(c.val[ET_OPT_RECORD]);
+	cr_assert_null(c.val[ET_OPT_TOP_ONLY]);
+	cr_assert_null(c.programs);
+	cr_assert_eq(c.refused_line, 2);
+	cr_assert_eq(c.bad_line, 3);
+	cr_assert_eq(c.nset, 1);
+	cr_assert(!et_hostconf_settable(ET_OPT_REPORT));
+	cr_assert(et_hostconf_settable(ET_OPT_MODE));
+	cr_assert(!et_hostconf_settable(-1) && !et_hostconf_settable(ET_OPT__COUNT));
+}
+
+Test(hostconf, empty_file)
+{
+	char buf[] = "";
+	struct et_hostconf c;
+	et_hostconf_parse(buf, &c);
+	cr_assert_eq(c.nset, 0);
+	cr_assert_eq(c.bad_line, 0);
+	cr_assert_null(c.programs);
 }

@@ -45,6 +45,7 @@
 #include "opts.h"
 #include "preload.h"
 
+#include "core/hostconf.h"
 #include "core/hostwide.h"
 
 #include <dirent.h>
@@ -64,7 +65,8 @@
 #define LIST_BACKUP "/etc/enormoustext/ld.so.preload.orig"
 #define LIST_NONE "/etc/enormoustext/ld.so.preload.none"
 
-enum { OPT_ENV = 1, OPT_PRIME, OPT_LIB, OPT_DRY, OPT_NO_RELOAD, OPT_ROOT, OPT_BINARY, OPT_JSON };
+enum { OPT_ENV = 1, OPT_PRIME, OPT_LIB, OPT_DRY, OPT_NO_RELOAD, OPT_ROOT, OPT_BINARY, OPT_JSON, OPT_ALL, OPT_LIST,
+       OPT_MODE, OPT_PAD, OPT_PROGRAMS, OPT_EXCLUDE };
 
 /* --json: what was done (or would be), gathered as it happens and written
  * at the end, instead of the lines; each line's facts are in it. */
@@ -79,6 +81,8 @@ struct event {
 
 struct ctx {
 	bool enable, dry, no_reload, prime, json;
+	bool all;                  /* --all: every program (the list's ET_HOSTWIDE_ALL line) */
+	const char *programs, *exclude;   /* --all's program globs (NULL: not given) */
 	const char *root;          /* "" for the real one */
 	const char *lib_opt;
 	const char *env[ET_OPT__COUNT];
@@ -91,6 +95,8 @@ struct ctx {
 	size_t nprime;
 	const char *reload;        /* "done", "not done: ..." (a unit), NULL */
 	long programs_left;        /* disable --binary: the programs still listed (-1: not said) */
+	bool asan_note;            /* enable --all said asan_note */
+	bool listed;               /* --list: its own output, no report */
 	struct event ev[MAX_EVENTS];
 	size_t nev;
 	char *warn[MAX_WARNINGS];
@@ -1168,14 +1174,44 @@ static const char *trial_program(void)
 	return access("/bin/true", X_OK) == 0 ? "/bin/true" : "/usr/bin/true";
 }
 
+/* The directory of the list, the settings and the off switch is one the
+ * library trusts (root's, not writable by group or others: as
+ * runtime/hostwide.c checks it), or does not exist yet. */
+static int check_etc_dir(const struct ctx *c)
+{
+	char d[PATH_MAX];
+	rooted(c, d, sizeof d, ET_HOSTWIDE_ETC);
+	struct stat st;
+	if (lstat(d, &st) != 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		et_tool_err("%s is %s: the library trusts nothing in it (fix: chown root:root %s; chmod 755 %s): "
+		            "nothing written", d, !S_ISDIR(st.st_mode) ? "not a directory" :
+		            st.st_uid != 0 ? "not owned by root" : "writable by group or others", d, d);
+		return ET_EXIT_BAD;
+	}
+	return 0;
+}
+
+static int enable_entry(struct ctx *c, const char *real);
+
 static int enable_binary(struct ctx *c, const char *path)
 {
-	struct hw h;
 	char real[PATH_MAX];
-	hw_paths(c, &h);
 	if (check_program(path, real, sizeof real))
 		return ET_EXIT_BAD;
 	snprintf(c->binary, sizeof c->binary, "%s", real);
+	return enable_entry(c, real);
+}
+
+/* The list gets real (a resolved path, or ET_HOSTWIDE_ALL), and
+ * /etc/ld.so.preload the entry when it has none. */
+static int enable_entry(struct ctx *c, const char *real)
+{
+	struct hw h;
+	hw_paths(c, &h);
+	if (check_etc_dir(c))
+		return ET_EXIT_BAD;
 	if (et_tool_library(c->lib_opt, h.lib, sizeof h.lib) || check_lib_elf(h.lib))
 		return ET_EXIT_BAD;
 	hw_entry_for(c, &h);
@@ -1251,7 +1287,8 @@ static int enable_binary(struct ctx *c, const char *path)
 	if ((rc = make_parents(h.list)) != 0 || (rc = write_atomic(h.list, lt, ltlen, 0644)) != 0)
 		goto out;
 	event(c, changed ? "link" : "unchanged", h.link, "target", h.lib);
-	say(c, "%s %s in %s\n", listed ? "already listed:" : "listed", real, h.list);
+	say(c, "%s %s in %s\n", listed ? "already listed:" : "listed", strcmp(real, ET_HOSTWIDE_ALL) ? real :
+	    ET_HOSTWIDE_ALL " (every program)", h.list);
 	event(c, "write", h.list, "program", listed ? "already listed" : "listed");
 	if (entered) {
 		say(c, "%s already names %s\n", h.preload, h.entry);
@@ -1329,14 +1366,20 @@ static int disable_binary(struct ctx *c, const char *path)
 	struct list l;
 	if (list_read(&h, &l))
 		return ET_EXIT_BAD;
+	const char *what = c->all ? "--all" : "--binary ";
+	if (c->all)
+		path = "";
 	if (!l.exists) {
-		et_tool_err("--binary %s: %s does not exist: no program is enabled", path, h.list);
+		et_tool_err("%s%s: %s does not exist: no program is enabled", what, path, h.list);
 		return ET_EXIT_BAD;
 	}
 	char real[PATH_MAX];
-	if (!realpath(path, real))
+	if (c->all)
+		snprintf(real, sizeof real, "%s", ET_HOSTWIDE_ALL);
+	else if (!realpath(path, real))
 		snprintf(real, sizeof real, "%s", path);
-	snprintf(c->binary, sizeof c->binary, "%s", real);
+	if (!c->all)
+		snprintf(c->binary, sizeof c->binary, "%s", real);
 	size_t k = 0;
 	bool found = false;
 	for (size_t i = 0; i < l.n; i++) {
@@ -1349,7 +1392,10 @@ static int disable_binary(struct ctx *c, const char *path)
 	}
 	l.n = k;
 	if (!found) {
-		et_tool_err("--binary %s: not in %s", path, h.list);
+		if (c->all)
+			et_tool_err("--all: not enabled (%s has no '" ET_HOSTWIDE_ALL "' line)", h.list);
+		else
+			et_tool_err("--binary %s: not in %s", path, h.list);
 		list_free(&l);
 		return ET_EXIT_BAD;
 	}
@@ -1362,7 +1408,8 @@ static int disable_binary(struct ctx *c, const char *path)
 			say(c, "would write %s:\n%s", h.list, t ? t : "");
 			event(c, "would write", h.list, NULL, NULL);
 		} else if (!t || (rc = write_atomic(h.list, t, len, 0644)) == 0) {
-			say(c, "removed %s from %s (%zu program%s left)\n", real, h.list, l.n, et_tool_s(l.n));
+			say(c, "removed %s from %s (%zu program%s left)\n", c->all ? ET_HOSTWIDE_ALL " (every program)" : real,
+			    h.list, l.n, et_tool_s(l.n));
 			event(c, "write", h.list, NULL, NULL);
 		}
 		free(t);
@@ -1481,13 +1528,272 @@ out:
 	return rc;
 }
 
+/* -------------------------------------------------------------- --all */
+
+/* The settings file enable --all writes (core/hostconf.h's form). */
+static char *conf_text(const struct ctx *c, size_t *len)
+{
+	char *t = NULL;
+	FILE *f = open_memstream(&t, len);
+	if (!f)
+		return NULL;
+	fprintf(f, MARKER " the host's settings for every program (enormoustext %s, 'enable --all')\n"
+	           "# NAME=VALUE a line: the library's variables (a process's own environment\n"
+	           "# wins), " ET_HOSTCONF_PROGRAMS "= and " ET_HOSTCONF_EXCLUDE "= (colon-separated globs on a\n"
+	           "# program's path or name); 'enormoustext disable --all' removes this file\n",
+	        ENORMOUSTEXT_VERSION_STRING);
+	if (c->programs)
+		fprintf(f, ET_HOSTCONF_PROGRAMS "=%s\n", c->programs);
+	if (c->exclude)
+		fprintf(f, ET_HOSTCONF_EXCLUDE "=%s\n", c->exclude);
+	size_t nt;
+	const struct et_option_desc *tb = et_option_table(&nt);
+	for (size_t i = 0; i < nt && i < ET_OPT__COUNT; i++)
+		if (c->env[i])
+			fprintf(f, "%s=%s\n", tb[i].name, c->env[i]);
+	fclose(f);
+	return t;
+}
+
+/* A program built with gcc's -fsanitize=address (its shared runtime)
+ * stops at start when any library is loaded before that runtime, and
+ * /etc/ld.so.preload loads this one first in every program
+ * (docs/hosts.md). */
+static const char asan_note[] =
+	"programs built with gcc's -fsanitize=address (the shared libasan) stop at start\n"
+	"  while any library is preloaded ('ASan runtime does not come first'), and\n"
+	"  /etc/ld.so.preload now loads this one into every program (excluded ones too):\n"
+	"  run them with ASAN_OPTIONS=verify_asan_link_order=0 (this command does not set\n"
+	"  it for you); clang's -fsanitize=address and the other sanitizers are not\n"
+	"  affected";
+
+static int enable_all(struct ctx *c)
+{
+	char conf[PATH_MAX];
+	rooted(c, conf, sizeof conf, ET_HOSTWIDE_CONF);
+	snprintf(c->binary, sizeof c->binary, "%s", "");
+	char *old = NULL;
+	size_t olen = 0;
+	int e = slurp(conf, &old, &olen);
+	if (e && e != -ENOENT) {
+		et_tool_err("%s: %s: not changed", conf, e == -EINVAL ? "not a regular file" : strerror(-e));
+		return ET_EXIT_BAD;
+	}
+	if (e == 0 && !has_marker(old)) {
+		et_tool_err("%s exists and was not written by 'enormoustext enable' (no '%s' first line): not changed",
+		            conf, MARKER);
+		free(old);
+		return ET_EXIT_BAD;
+	}
+	if (check_etc_dir(c)) {
+		free(old);
+		return ET_EXIT_BAD;
+	}
+	size_t tlen = 0;
+	char *text = conf_text(c, &tlen);
+	if (!text) {
+		free(old);
+		et_tool_err("out of memory");
+		return ET_EXIT_BAD;
+	}
+	int rc = 0;
+	if (c->dry) {
+		say(c, "would write %s:\n%s", conf, text);
+		event(c, "would write", conf, NULL, NULL);
+		rc = enable_entry(c, ET_HOSTWIDE_ALL);
+	} else if ((rc = make_parents(conf)) == 0 && (rc = write_atomic(conf, text, tlen, 0644)) == 0) {
+		rc = enable_entry(c, ET_HOSTWIDE_ALL);
+		if (rc) {
+			/* the settings as they were: nothing half-done */
+			if (old)
+				write_atomic(conf, old, olen, 0644);
+			else
+				unlink(conf);
+		} else {
+			say(c, "wrote %s: the settings every program gets\n", conf);
+			event(c, "write", conf, NULL, NULL);
+		}
+	}
+	if (rc == 0) {
+		say(c, "note: %s\n", asan_note);
+		c->asan_note = true;
+	}
+	free(text);
+	free(old);
+	return rc;
+}
+
+static int disable_all(struct ctx *c)
+{
+	char conf[PATH_MAX];
+	rooted(c, conf, sizeof conf, ET_HOSTWIDE_CONF);
+	char *old = NULL;
+	size_t olen = 0;
+	int e = slurp(conf, &old, &olen);
+	bool ours = e == 0 && has_marker(old);
+	free(old);
+	int rc = disable_binary(c, "");
+	if (rc)
+		return rc;
+	if (e == 0 && !ours) {
+		warn(c, "%s was not written by 'enormoustext enable': left as it is", conf);
+	} else if (ours && c->dry) {
+		say(c, "would remove %s\n", conf);
+		event(c, "would remove", conf, NULL, NULL);
+	} else if (ours) {
+		if (unlink(conf) != 0) {
+			et_tool_err("%s: cannot remove: %s", conf, strerror(errno));
+			return ET_EXIT_BAD;
+		}
+		sync_dir_of(conf);
+		say(c, "removed %s\n", conf);
+		event(c, "remove", conf, NULL, NULL);
+		char etc_en[PATH_MAX];
+		rooted(c, etc_en, sizeof etc_en, ET_HOSTWIDE_ETC);
+		rmdir(etc_en);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- --list */
+
+/* The drop-ins enable wrote (MARKER first) under ROOT/etc/systemd/system,
+ * the programs of the host-wide list, and --all's settings: as lines, or
+ * JSON. */
+static int list_enabled(struct ctx *c)
+{
+	struct et_json j;
+	if (c->json) {
+		et_json_init(&j, stdout);
+		et_json_obj(&j, NULL);
+		et_json_str(&j, "command", "enable");
+		et_json_bool(&j, "list", true);
+		et_json_str(&j, "root", c->root);
+		et_json_arr(&j, "units");
+	}
+	char dir[PATH_MAX];
+	rooted(c, dir, sizeof dir, "/etc/systemd/system");
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	size_t nunits = 0;
+	for (int i = 0; i < n; i++) {
+		const char *d = ents[i]->d_name;
+		size_t dl = strlen(d);
+		char path[PATH_MAX + 300], *buf = NULL;
+		size_t len;
+		if (dl > 2 && !strcmp(d + dl - 2, ".d") &&
+		    snprintf(path, sizeof path, "%s/%s/" DROPIN, dir, d) < (int)sizeof path &&
+		    slurp(path, &buf, &len) == 0 && has_marker(buf)) {
+			char unit[300];
+			snprintf(unit, sizeof unit, "%.*s", (int)(dl - 2), d);
+			if (c->json) {
+				et_json_obj(&j, NULL);
+				et_json_str(&j, "unit", unit);
+				et_json_str(&j, "dropin", path);
+				et_json_arr(&j, "environment");
+			} else {
+				printf("unit %s: %s\n", unit, path);
+			}
+			for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
+				if (strncmp(l, "Environment=", 12) && strncmp(l, "ExecStartPre=", 13))
+					continue;
+				if (c->json && !strncmp(l, "Environment=", 12))
+					et_json_str(&j, NULL, l + 12);
+				else if (!c->json)
+					printf("  %s\n", l);
+			}
+			if (c->json) {
+				et_json_arr_end(&j);
+				et_json_obj_end(&j);
+			}
+			nunits++;
+		}
+		free(buf);
+		free(ents[i]);
+	}
+	free(ents);
+	if (c->json)
+		et_json_arr_end(&j);
+
+	struct hw h;
+	hw_paths(c, &h);
+	char *cur = NULL, entry[PATH_MAX + 64] = "";
+	size_t clen;
+	if (slurp(h.preload, &cur, &clen) == 0)
+		(void)et_tool_preload_entry(cur, entry, sizeof entry);
+	free(cur);
+	struct list l;
+	int rc = list_read(&h, &l);
+	bool all = false;
+	if (c->json) {
+		if (entry[0])
+			et_json_str(&j, "preload_entry", entry);
+		else
+			et_json_null(&j, "preload_entry");
+		et_json_arr(&j, "programs");
+	} else if (entry[0]) {
+		printf("%s names %s; %s lists:\n", h.preload, entry, h.list);
+	} else if (l.n) {
+		printf("%s does not name the library; %s lists:\n", h.preload, h.list);
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		if (!strcmp(l.p[i], ET_HOSTWIDE_ALL)) {
+			all = true;
+			if (!c->json)
+				printf("  " ET_HOSTWIDE_ALL "  every program (enable --all)\n");
+		} else if (c->json) {
+			et_json_str(&j, NULL, l.p[i]);
+		} else {
+			printf("  %s  (enable --binary)\n", l.p[i]);
+		}
+	}
+	if (c->json) {
+		et_json_arr_end(&j);
+		et_json_bool(&j, "all", all);
+	}
+	char conf[PATH_MAX];
+	rooted(c, conf, sizeof conf, ET_HOSTWIDE_CONF);
+	char *text = NULL;
+	size_t tlen;
+	bool have_conf = slurp(conf, &text, &tlen) == 0 && has_marker(text);
+	if (c->json)
+		et_json_obj(&j, "settings");
+	if (have_conf) {
+		if (!c->json)
+			printf("%s:\n", conf);
+		for (char *ln = strtok(text, "\n"); ln; ln = strtok(NULL, "\n")) {
+			ln += strspn(ln, " \t");
+			char *eq = strchr(ln, '=');
+			if (*ln == '#' || !eq)
+				continue;
+			if (c->json) {
+				*eq = '\0';
+				et_json_str(&j, ln, eq + 1);
+			} else {
+				printf("  %s\n", ln);
+			}
+		}
+	}
+	free(text);
+	if (c->json) {
+		et_json_obj_end(&j);
+		et_json_obj_end(&j);
+		et_json_end(&j);
+	} else if (!nunits && !l.n && !have_conf) {
+		printf("nothing: no drop-in of enable in %s, no program in %s\n", dir, h.list);
+	}
+	list_free(&l);
+	return rc;
+}
+
 /* ------------------------------------------------------------- options */
 
 static const struct et_opt unit_opts[] = {
 	{ "env", 0, "NAME=VALUE",
 	  "a variable of the library (ENORMOUSTEXT_VERBOSE=1, or\n"
-	  "VERBOSE=1), checked as 'enormoustext run' checks it",
-	  OPT_ENV, ET_OPTF_REPEAT, 0, 1, NULL, ET_COMP_NONE },
+	  "VERBOSE=1), checked as 'enormoustext run' checks it\n"
+	  "(with --all: a setting of every program)",
+	  OPT_ENV, ET_OPTF_REPEAT, 0, 1 | 4, NULL, ET_COMP_NONE },
 	{ "prime", 0, NULL,
 	  "ExecStartPre=-enormoustext prime <the unit's program\n"
 	  "and its shared libraries> (from ExecStart=)",
@@ -1499,14 +1805,36 @@ static const struct et_opt unit_opts[] = {
 static const struct et_opt binary_opts[] = {
 	{ "binary", 0, "PATH", "the program (instead of a UNIT)", OPT_BINARY, ET_OPTF_REQUIRED, 0, 2, NULL,
 	  ET_COMP_FILE },
+	{ "all", 0, NULL, "every dynamically linked program of the host", OPT_ALL, ET_OPTF_REQUIRED, 0, 4, NULL,
+	  0 },
+	{ "mode", 0, "N",
+	  "with --all: 1 text, 2 JIT code only, 3 both\n"
+	  "(ENORMOUSTEXT_MODE)",
+	  OPT_MODE, 0, 0, 4, "1 2 3", 0 },
+	{ "pad-threshold", 0, "BYTES",
+	  "with --all: pad a partial last window with more text\n"
+	  "than this (ENORMOUSTEXT_PAD_THRESHOLD)",
+	  OPT_PAD, 0, 0, 4, NULL, 0 },
+	{ "programs", 0, "GLOBS",
+	  "with --all: only programs whose path or name matches\n"
+	  "one of these colon-separated globs act",
+	  OPT_PROGRAMS, 0, 0, 4, NULL, 0 },
+	{ "exclude-programs", 0, "GLOBS",
+	  "with --all: programs matching one of these never act\n"
+	  "(they still load the library: it stands down)",
+	  OPT_EXCLUDE, 0, 0, 4, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
 
 static const struct et_opt both_opts[] = {
-	{ "lib", 0, "PATH", "the library (default: as 'enormoustext run' finds it)", OPT_LIB, 0, 0, 0, NULL,
-	  ET_COMP_FILE },
-	{ "dry-run", 'n', NULL, "print what would be written and where; write nothing", OPT_DRY, 0, 0, 0, NULL,
-	  0 },
+	{ "list", 0, NULL,
+	  "list what enable wrote: the units' drop-ins, the\n"
+	  "programs of " ET_HOSTWIDE_LIST ", --all's settings",
+	  OPT_LIST, ET_OPTF_REQUIRED, 0, 8, NULL, 0 },
+	{ "lib", 0, "PATH", "the library (default: as 'enormoustext run' finds it)", OPT_LIB, 0, 0, 1 | 2 | 4,
+	  NULL, ET_COMP_FILE },
+	{ "dry-run", 'n', NULL, "print what would be written and where; write nothing", OPT_DRY, 0, 0, 1 | 2 | 4,
+	  NULL, 0 },
 	{ "root", 0, "DIR",
 	  "put DIR before every path written or read under /etc\n"
 	  "(and the unit directories, the link): for tests and\n"
@@ -1544,8 +1872,19 @@ static const struct et_cmd_spec enable_spec = {
 	        ET_HOSTWIDE_LIST ": every other program loads the library and it does\n"
 	        "nothing there.  The ld.so.preload there before is kept byte for byte and put\n"
 	        "back by 'disable --binary' when no program is left.  Before writing, a\n"
-	        "program is run with the library loaded through the new path.\n",
-	.sections = { { "for a UNIT:", unit_opts }, { "for a program:", binary_opts }, { "both:", both_opts } },
+	        "program is run with the library loaded through the new path.\n"
+	        "\n"
+	        "--all: the same entry, and every program acts, by the host's settings in\n"
+	        ET_HOSTWIDE_CONF " (--mode, --pad-threshold, --env; a\n"
+	        "process's own environment wins, ENORMOUSTEXT=0 turns it off; a setuid program\n"
+	        "never acts), the programs --programs names (default: all) and not those of\n"
+	        "--exclude-programs.  The library trusts the list, the settings and the off\n"
+	        "switch only while they and " ET_HOSTWIDE_ETC " are root's and not writable by\n"
+	        "group or others.  --binary programs act beside it, whatever its globs say.\n"
+	        "\n"
+	        "--list: what this command wrote, and nothing is changed.\n",
+	.sections = { { "for a UNIT:", unit_opts }, { "host-wide (a program, or every one):", binary_opts },
+	              { "all forms:", both_opts } },
 	.tail = "A file there that this command did not write (no\n"
 	        "'" MARKER "' first line) is never replaced.  Exit status: 0 done;\n"
 	        "1 a bad input or a failed write (nothing changed); 2 usage error.\n",
@@ -1560,6 +1899,7 @@ static const struct et_opt disable_unit_opts[] = {
 static const struct et_opt disable_binary_opts[] = {
 	{ "binary", 0, "PATH", "the program enable --binary named", OPT_BINARY, ET_OPTF_REQUIRED, 0, 2, NULL,
 	  ET_COMP_FILE },
+	{ "all", 0, NULL, "undo enable --all", OPT_ALL, ET_OPTF_REQUIRED, 0, 4, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
 
@@ -1587,8 +1927,11 @@ static const struct et_cmd_spec disable_spec = {
 	        "\n"
 	        "--binary PATH: takes PATH out of " ET_HOSTWIDE_LIST "; when no program is\n"
 	        "left, puts /etc/ld.so.preload back byte for byte as it was before 'enable'\n"
-	        "(or removes it when there was none), and removes the list and the link.\n",
-	.sections = { { "for a UNIT:", disable_unit_opts }, { "for a program:", disable_binary_opts },
+	        "(or removes it when there was none), and removes the list and the link.\n"
+	        "\n"
+	        "--all: takes every program (the list's '" ET_HOSTWIDE_ALL "' line) out the same way, and\n"
+	        "removes " ET_HOSTWIDE_CONF "; programs of --binary stay.\n",
+	.sections = { { "for a UNIT:", disable_unit_opts }, { "host-wide:", disable_binary_opts },
 	              { "both:", disable_both_opts } },
 	.tail = "Exit status: 0 done; 1 nothing of enable's there, or a failed change; 2\n"
 	        "usage error.\n",
@@ -1640,7 +1983,22 @@ static void report_json(const struct ctx *c)
 			et_json_str(&j, NULL, c->prime_files[i]);
 		et_json_arr_end(&j);
 	}
-	if (c->binary[0]) {
+	et_json_bool(&j, "all", c->all);
+	if (c->all && c->enable) {
+		et_json_obj(&j, "settings");
+		if (c->programs)
+			et_json_str(&j, ET_HOSTCONF_PROGRAMS, c->programs);
+		if (c->exclude)
+			et_json_str(&j, ET_HOSTCONF_EXCLUDE, c->exclude);
+		size_t nt;
+		const struct et_option_desc *t = et_option_table(&nt);
+		for (size_t i = 0; i < nt && i < ET_OPT__COUNT; i++)
+			if (c->env[i])
+				et_json_str(&j, t[i].name, c->env[i]);
+		et_json_obj_end(&j);
+		et_json_str(&j, "note", c->asan_note ? asan_note : NULL);
+	}
+	if (c->binary[0] || c->all) {
 		if (c->entry[0])
 			et_json_str(&j, "entry", c->entry);
 		else
@@ -1726,8 +2084,8 @@ static int take_env(struct ctx *c, const char *arg)
 static int main_common(struct ctx *c, int argc, char **argv)
 {
 	bool enable = c->enable;
-	const char *binary = NULL;
-	bool any_env = false;
+	const char *binary = NULL, *host_opt = NULL;
+	bool any_env = false, list = false;
 	struct et_args a;
 	et_args_init(&a, enable ? &enable_spec : &disable_spec, argc, argv);
 	int o, rc;
@@ -1756,6 +2114,31 @@ static int main_common(struct ctx *c, int argc, char **argv)
 		case OPT_BINARY:
 			binary = a.val;
 			break;
+		case OPT_ALL:
+			c->all = true;
+			break;
+		case OPT_LIST:
+			list = true;
+			break;
+		case OPT_MODE:
+		case OPT_PAD: {
+			int id = o == OPT_MODE ? ET_OPT_MODE : ET_OPT_PAD_THRESHOLD;
+			if (c->env[id])
+				return et_tool_usage("%s: ENORMOUSTEXT_%s is given twice", et_args_name(&a),
+				                     o == OPT_MODE ? "MODE" : "PAD_THRESHOLD");
+			c->env[id] = a.val;
+			any_env = true;
+			host_opt = o == OPT_MODE ? "--mode" : "--pad-threshold";
+			break;
+		}
+		case OPT_PROGRAMS:
+		case OPT_EXCLUDE:
+			if (!a.val[0] || strchr(a.val, '\n'))
+				return et_tool_usage("%s '%s': give colon-separated globs, on one line", et_args_name(&a),
+				                     a.val);
+			*(o == OPT_PROGRAMS ? &c->programs : &c->exclude) = a.val;
+			host_opt = o == OPT_PROGRAMS ? "--programs" : "--exclude-programs";
+			break;
 		case OPT_JSON:
 			c->json = true;
 			break;
@@ -1777,17 +2160,46 @@ static int main_common(struct ctx *c, int argc, char **argv)
 	}
 	/* what is written under /etc is root's: said before anything is read
 	 * or tried (a user gets one line, not a failed write halfway) */
+	if (list) {
+		if (a.nops || binary || c->all || any_env || host_opt || c->prime)
+			return et_tool_usage("--list takes no UNIT and no other option but --root and --json");
+		c->listed = true;
+		return list_enabled(c);
+	}
+	if (host_opt && !c->all)
+		return et_tool_usage("%s is a setting of --all", host_opt);
+	if (c->all && (binary || a.nops))
+		return et_tool_usage("give one of UNIT, --binary PATH and --all");
 	if (!c->root[0] && !c->dry && geteuid() != 0) {
-		const char *dir = binary ? "/etc" : "/etc/systemd/system";
+		const char *dir = binary || c->all ? "/etc" : "/etc/systemd/system";
 		if (access(dir, W_OK) != 0) {
 			et_tool_err("%s %s needs root: it writes %s; run it as root (sudo), or see what it "
 			            "would %s with --dry-run", enable ? "enable" : "disable",
-			            binary ? "--binary" : "UNIT",
-			            binary ? "/etc/ld.so.preload and " ET_HOSTWIDE_LIST :
+			            c->all ? "--all" : binary ? "--binary" : "UNIT",
+			            binary || c->all ? "/etc/ld.so.preload and " ET_HOSTWIDE_LIST :
 			            "/etc/systemd/system/UNIT.d/" DROPIN,
 			            enable ? "write" : "remove");
 			return ET_EXIT_BAD;
 		}
+	}
+	if (c->all) {
+		if (c->prime)
+			return et_tool_usage("--prime is for a unit");
+		if (enable && any_env) {
+			size_t nt;
+			const struct et_option_desc *t = et_option_table(&nt);
+			for (int i = 0; i < ET_OPT__COUNT; i++)
+				if (c->env[i] && !et_hostconf_settable(i))
+					return et_tool_usage("--env %s: not a setting for every program (%s)", t[i].name,
+					                     i == ET_OPT_TOP_ONLY ? "it is about LD_PRELOAD, which --all does not use" :
+					                     "it names a file each process would write");
+			const char *accepts = "";
+			int bad = et_tool_options_bad(c->env, &accepts);
+			if (bad >= 0)
+				return et_tool_usage("--env '%s=%s' is not valid: it accepts %s", t[bad].name,
+				                     c->env[bad], accepts);
+		}
+		return enable ? enable_all(c) : disable_all(c);
 	}
 	if (binary) {
 		if (a.nops)
@@ -1800,7 +2212,7 @@ static int main_common(struct ctx *c, int argc, char **argv)
 		return enable ? enable_binary(c, binary) : disable_binary(c, binary);
 	}
 	if (!a.nops)
-		return et_tool_usage("give a UNIT (a systemd service) or --binary PATH");
+		return et_tool_usage("give a UNIT (a systemd service), --binary PATH or --all");
 	if (a.nops > 1)
 		return et_tool_usage("one UNIT at a time ('%s' is one too many)", a.ops[1]);
 	if (enable && any_env) {
@@ -1821,7 +2233,7 @@ static int enable_or_disable(int argc, char **argv, bool enable)
 	static struct ctx c;   /* large: not on the stack */
 	c = (struct ctx){ .enable = enable, .root = "", .programs_left = -1 };
 	int rc = main_common(&c, argc, argv);
-	if (rc == ET_EXIT_OK && c.json)
+	if (rc == ET_EXIT_OK && c.json && !c.listed)
 		report_json(&c);
 	ctx_free(&c);
 	return rc;

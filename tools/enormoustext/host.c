@@ -30,6 +30,7 @@
 #include "host.h"
 #include "preload.h"
 
+#include "core/hostconf.h"
 #include "core/hostwide.h"
 
 #include <dirent.h>
@@ -120,6 +121,19 @@ static int khugepaged_running(void)
 	return found;
 }
 
+/* Why the library would not trust this file or directory (as
+ * runtime/hostwide.c checks it), or NULL. */
+static const char *untrusted(const struct stat *st, bool dir)
+{
+	if (dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
+		return dir ? "not a directory" : "not a regular file";
+	if (st->st_uid != 0)
+		return "not owned by root";
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return "writable by group or others";
+	return NULL;
+}
+
 /* ROOT/etc's host-wide state (core/hostwide.h's names). */
 static void read_hostwide(struct et_tool_host *s)
 {
@@ -132,17 +146,62 @@ static void read_hostwide(struct et_tool_host *s)
 	if (et_tool_read(p, buf, sizeof buf) > 0)
 		(void)et_tool_preload_entry(buf, s->hw_entry, sizeof s->hw_entry);
 	s->hw_programs = -1;
+	s->hw_all = false;
+	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_ETC);
+	s->hw_dir_untrusted = lstat(p, &st) == 0 ? untrusted(&st, true) : NULL;
 	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_LIST);
 	FILE *f = fopen(p, "re");
+	s->hw_list_untrusted = NULL;
 	if (f) {
 		char line[PATH_MAX + 64];
 		s->hw_programs = 0;
+		if (fstat(fileno(f), &st) == 0)
+			s->hw_list_untrusted = untrusted(&st, false);
 		while (fgets(line, sizeof line, f)) {
 			char *l = line + strspn(line, " \t");
-			if (*l && *l != '#' && *l != '\n')
+			l[strcspn(l, " \t\r\n")] = '\0';
+			if (!strcmp(l, ET_HOSTWIDE_ALL))
+				s->hw_all = true;
+			else if (*l && *l != '#')
 				s->hw_programs++;
 		}
 		fclose(f);
+	}
+	/* the settings, parsed as the library parses them */
+	s->hw_conf = false;
+	s->hw_conf_untrusted = NULL;
+	s->hw_settings[0] = '\0';
+	s->hw_conf_bad_line = s->hw_conf_refused_line = 0;
+	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_CONF);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		static char text[ET_HOSTCONF_MAX + 2];
+		s->hw_conf = true;
+		ssize_t n = fstat(fd, &st) == 0 ? read(fd, text, sizeof text - 1) : -1;
+		close(fd);
+		s->hw_conf_untrusted = untrusted(&st, false);
+		if (n < 0 || (size_t)n > ET_HOSTCONF_MAX) {
+			if (!s->hw_conf_untrusted)
+				s->hw_conf_untrusted = n < 0 ? "cannot be read" : "longer than 8192 bytes";
+			return;
+		}
+		text[n] = '\0';
+		struct et_hostconf hc;
+		et_hostconf_parse(text, &hc);
+		s->hw_conf_bad_line = hc.bad_line;
+		s->hw_conf_refused_line = hc.refused_line;
+		size_t o = 0, cap = sizeof s->hw_settings;
+#define PUT(...) (o += (size_t)snprintf(s->hw_settings + o, o < cap ? cap - o : 0, __VA_ARGS__))
+		if (hc.programs)
+			PUT("%s" ET_HOSTCONF_PROGRAMS "=%s", o ? ", " : "", hc.programs);
+		if (hc.exclude)
+			PUT("%s" ET_HOSTCONF_EXCLUDE "=%s", o ? ", " : "", hc.exclude);
+		size_t nt;
+		const struct et_option_desc *t = et_option_table(&nt);
+		for (size_t i = 0; i < nt && i < ET_OPT__COUNT; i++)
+			if (hc.val[i])
+				PUT("%s%s=%s", o ? ", " : "", t[i].name, hc.val[i]);
+#undef PUT
 	}
 }
 

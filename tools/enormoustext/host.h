@@ -62,6 +62,16 @@ struct et_tool_host {
 	bool hw_off;
 	char hw_entry[PATH_MAX];
 	long hw_programs;
+	/* the list's ET_HOSTWIDE_ALL line (enable --all); why the library
+	 * would not trust the list, the settings or the off switch (NULL: it
+	 * would); the settings file: there, its settings as one line
+	 * ("NAME=VALUE, ..."), its first line that is no setting or one the
+	 * host may not set (0: none) */
+	bool hw_all;
+	const char *hw_dir_untrusted, *hw_list_untrusted, *hw_conf_untrusted;
+	bool hw_conf;
+	char hw_settings[2048];
+	int hw_conf_bad_line, hw_conf_refused_line;
 };
 
 /* The settings of s->root ("/": this system; else a copy of sysfs, and

@@ -20,6 +20,7 @@
 #include "host.h"
 #include "check_elf.h"
 
+#include "core/hostconf.h"
 #include "core/hostwide.h"
 
 #include <errno.h>
@@ -97,17 +98,45 @@ static void print_text(const struct et_tool_host *s)
 	if (s->file.p.works == 1)
 		printf("  and text the kernel already maps huge from the file (FilePmdMapped) is left as it is\n");
 	printf("host-wide\n");
-	if (s->hw_off)
+	if (s->hw_off && s->hw_dir_untrusted)
+		printf("  off switch       %s exists but is ignored: %s is %s\n", ET_HOSTWIDE_OFF, ET_HOSTWIDE_ETC,
+		       s->hw_dir_untrusted);
+	else if (s->hw_off)
 		printf("  off switch       %s exists: the library does nothing in any process, however loaded "
 		       "(remove it to turn it back on)\n", ET_HOSTWIDE_OFF);
 	else
 		printf("  off switch       off (%s does not exist)\n", ET_HOSTWIDE_OFF);
-	if (s->hw_entry[0])
+	if (s->hw_entry[0] && s->hw_all)
+		printf("  %-16s names %s: the library acts in every program (enable --all)%s, and in the %ld "
+		       "program%s of %s\n", ET_HOSTWIDE_PRELOAD, s->hw_entry,
+		       s->hw_settings[0] ? " by the settings below" : "", s->hw_programs < 0 ? 0 : s->hw_programs,
+		       s->hw_programs == 1 ? "" : "s", ET_HOSTWIDE_LIST);
+	else if (s->hw_entry[0])
 		printf("  %-16s names %s: the library acts in the %ld program%s of %s\n", ET_HOSTWIDE_PRELOAD,
 		       s->hw_entry, s->hw_programs < 0 ? 0 : s->hw_programs, s->hw_programs == 1 ? "" : "s",
 		       ET_HOSTWIDE_LIST);
 	else
-		printf("  %-16s does not load the library (enable --binary PATH would)\n", ET_HOSTWIDE_PRELOAD);
+		printf("  %-16s does not load the library (enable --binary PATH or --all would)\n",
+		       ET_HOSTWIDE_PRELOAD);
+	if (s->hw_conf)
+		printf("  %-16s %s\n", "settings", s->hw_settings[0] ? s->hw_settings : "(none: the defaults)");
+	if (s->hw_dir_untrusted)
+		printf("  %-16s %s is %s: the library ignores the list, the settings and the off switch "
+		       "(chown root:root; chmod go-w)\n", "IGNORED", ET_HOSTWIDE_ETC, s->hw_dir_untrusted);
+	if (s->hw_list_untrusted)
+		printf("  %-16s %s is %s: the library ignores it (no program acts host-wide)\n", "IGNORED",
+		       ET_HOSTWIDE_LIST, s->hw_list_untrusted);
+	if (s->hw_conf_untrusted)
+		printf("  %-16s %s is %s: the library ignores it, and with it every program of --all "
+		       "(the programs listed by name act with their environment alone)\n", "IGNORED",
+		       ET_HOSTWIDE_CONF, s->hw_conf_untrusted);
+	if (s->hw_conf_bad_line)
+		printf("  %-16s %s line %d is no setting (NAME=VALUE of the library's variables, "
+		       ET_HOSTCONF_PROGRAMS "=, " ET_HOSTCONF_EXCLUDE "=): ignored\n", "warning", ET_HOSTWIDE_CONF,
+		       s->hw_conf_bad_line);
+	if (s->hw_conf_refused_line)
+		printf("  %-16s %s line %d sets a variable that is not the host's (REPORT, RECORD, TOP_ONLY): "
+		       "ignored\n", "warning", ET_HOSTWIDE_CONF, s->hw_conf_refused_line);
 	(void)b;
 }
 
@@ -206,6 +235,20 @@ static int print_json(const struct et_tool_host *s, bool explain, const char *pr
 		et_json_null(&j, "programs");
 	else
 		et_json_i64(&j, "programs", s->hw_programs);
+	et_json_bool(&j, "all", s->hw_all);
+	et_json_bool(&j, "off_switch_ignored", s->hw_off && s->hw_dir_untrusted);
+	et_json_str(&j, "settings", s->hw_conf ? s->hw_settings : NULL);
+	et_json_str(&j, "directory_untrusted", s->hw_dir_untrusted);
+	et_json_str(&j, "list_untrusted", s->hw_list_untrusted);
+	et_json_str(&j, "settings_untrusted", s->hw_conf_untrusted);
+	if (s->hw_conf_bad_line)
+		et_json_i64(&j, "settings_bad_line", s->hw_conf_bad_line);
+	else
+		et_json_null(&j, "settings_bad_line");
+	if (s->hw_conf_refused_line)
+		et_json_i64(&j, "settings_refused_line", s->hw_conf_refused_line);
+	else
+		et_json_null(&j, "settings_refused_line");
 	et_json_obj_end(&j);
 	int rc = ET_EXIT_OK;
 	if (explain)

@@ -22,6 +22,16 @@
  * resolved) per line; blank lines and lines starting with '#' are skipped;
  * spaces and tabs around a path are not part of it. */
 #define ET_HOSTWIDE_LIST "/etc/enormoustext/binaries"
+/* The list's line that means every program (`enormoustext enable --all`):
+ * each acts by ET_HOSTWIDE_CONF's settings (core/hostconf.h), unless the
+ * settings exclude it. */
+#define ET_HOSTWIDE_ALL "*"
+/* The host's settings for every program (core/hostconf.h). */
+#define ET_HOSTWIDE_CONF "/etc/enormoustext/enormoustext.conf"
+/* The directory of the list, the settings and the off switch: the library
+ * trusts none of them unless it, and each file, is root's and not
+ * writable by group or others. */
+#define ET_HOSTWIDE_ETC "/etc/enormoustext"
 /* The loader's list of libraries loaded into every program. */
 #define ET_HOSTWIDE_PRELOAD "/etc/ld.so.preload"
 /* The off switch: while this path exists (`: > /etc/enormoustext/off`, a

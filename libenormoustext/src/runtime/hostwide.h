@@ -9,10 +9,18 @@
 
 /* True when this copy was loaded through the host-wide entry (a directory
  * ending in core/hostwide.h's ET_HOSTWIDE_DIR) and this process's program
- * is not in ET_HOSTWIDE_LIST: then the library stands down entirely.  False
+ * is not in ET_HOSTWIDE_LIST (by name, or by its ET_HOSTWIDE_ALL line and
+ * the settings' program globs), or the list or its directory is not root's
+ * alone: then the library stands down entirely.  False
  * for a copy loaded any other way (LD_PRELOAD, linked): the list is not
  * read. */
 ET_HIDDEN bool et_hostwide_stands_down(void);
+/* The host's value of a variable of the library (name: the table's), from
+ * core/hostwide.h's ET_HOSTWIDE_CONF, when this copy was loaded host-wide
+ * and the file could be trusted (root's, not writable by group or others,
+ * in a directory that is too); NULL otherwise.  Valid after
+ * et_hostwide_stands_down returned false. */
+ET_HIDDEN const char *et_hostwide_setting(const char *name);
 /* True while core/hostwide.h's ET_HOSTWIDE_OFF exists: the library does
  * nothing in this process, whatever loaded it and whatever the environment
  * says (checked before anything else; one system call; errno kept). */

@@ -115,9 +115,8 @@ static void env_snapshot_take(struct start_ctx *c)
 	}
 }
 
-static const char *env_get(const char *name, void *ctx)
+static const char *env_find(const struct start_ctx *c, const char *name)
 {
-	const struct start_ctx *c = ctx;
 	const char *const *list = c->env;
 	int n = c->nenv;
 	if (c->overflow) {
@@ -130,6 +129,14 @@ static const char *env_get(const char *name, void *ctx)
 			return rest + 1;
 	}
 	return NULL;
+}
+
+/* The environment's value, else the host's setting (`enable --all`:
+ * runtime/hostwide.c; NULL in a copy loaded any other way). */
+static const char *env_get(const char *name, void *ctx)
+{
+	const char *v = env_find(ctx, name);
+	return v ? v : et_hostwide_setting(name);
 }
 
 /* "ENORMOUSTEXT_VERBOS=1": one line naming it and the nearest real name. */
@@ -155,6 +162,10 @@ static void warn_unknown(const struct start_ctx *c)
 static void env_warn(const char *name, const char *value, const char *accepts, void *ctx)
 {
 	struct start_ctx *c = ctx;
+	/* a bad value of the host's settings file is said by `enormoustext
+	 * status`, never by every process of the host */
+	if (!env_find(c, name))
+		return;
 	if (c->nwarn < ET_OPT__COUNT)
 		c->w[c->nwarn++] = (struct pending_warning){ name, value, accepts };
 }

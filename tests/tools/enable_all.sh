@@ -1,0 +1,230 @@
+#!/bin/bash
+# tool_enable_all — `enable --all` and `disable --all` end to end, in a
+# private mount namespace whose /etc is a copy (the real /etc is never
+# written: its ld.so.preload's state is taken before and compared after).
+# Inside, with no --root: bad settings refused before anything is
+# written; with --all on (the settings restricted to this test's programs
+# by --programs, so that the commands the test runs are not among them),
+# a program started with no environment at all has its text on huge pages
+# within seconds and says the summary line the settings ask for
+# (ENORMOUSTEXT_VERBOSE=1 from the host's file); its environment wins
+# (ENORMOUSTEXT_VERBOSE=0: silent, ENORMOUSTEXT=0: nothing moved); an
+# excluded program and one outside --programs load the library and it
+# does nothing, silently; a setuid program run by another user does
+# nothing; a bad value in the file draws no message from any process;
+# a file, a list or a directory writable by others is not trusted (the
+# library stands down, status says why), nor an off switch in such a
+# directory; --binary acts beside --all whatever its globs say; status and
+# its JSON, and enable --list, say what is on; `disable --all` puts
+# /etc/ld.so.preload back byte for byte (blanks without a final newline,
+# mode 0640).
+. "$(dirname "$0")/lib.sh"
+
+real_state() { if [ -e /etc/ld.so.preload ]; then sha256sum </etc/ld.so.preload; else echo absent; fi; }
+if [ "${ET_ENABLE_NS:-}" != 1 ]; then
+	case " ${TT_CFLAGS:-} " in
+	*sanitize*) skip "a sanitized library cannot go into /etc/ld.so.preload (the sanitizer's runtime must be loaded first)" ;;
+	esac
+	before=$(real_state)
+	command -v unshare >/dev/null || fail "unshare (util-linux) is missing: this test needs a private mount namespace, never the real /etc"
+	unshare -m true 2>"$W/unshare.err" ||
+		fail "unshare -m is not permitted here ($(head -1 "$W/unshare.err")): this test needs a private mount namespace, never the real /etc"
+	ET_ENABLE_NS=1 unshare -m --propagation private -- bash "$0"
+	rc=$?
+	[ "$(real_state)" = "$before" ] || fail "the real /etc/ld.so.preload changed ($before -> $(real_state))"
+	echo "   (the real /etc/ld.so.preload: $before, unchanged)"
+	[ "$rc" = 0 ] || exit "$rc"
+	pass
+fi
+
+# --- inside the namespace: /etc is a private copy
+mkdir "$W/etc" && cp -a /etc/. "$W/etc/" || fail "cannot copy /etc"
+mount --bind "$W/etc" /etc || fail "cannot bind-mount the copy over /etc"
+[ "$(stat -c %d:%i /etc)" = "$(stat -c %d:%i "$W/etc")" ] || fail "/etc is not the private copy: stopping before any write"
+rm -rf /etc/enormoustext
+# an ld.so.preload of the host's own: blank lines and blanks, no final
+# newline (the loader reads no comments: every word is a library)
+printf '\n  \n\t ' >/etc/ld.so.preload
+chmod 0640 /etc/ld.so.preload
+orig_sum=$(sha256sum </etc/ld.so.preload)
+
+lib=$("$TOOL" run --dry-run -- true | sed -n 's/^LD_PRELOAD=//p')
+[ -f "$lib" ] || fail "cannot tell which library run uses ($lib)"
+entry=/etc/enormoustext/preload/${lib##*/}
+mkdir -p "$W/on" "$W/excl" "$W/out"
+cp "$HOLD" "$W/on/tt_hold" && cp "$HOLD" "$W/excl/tt_hold" && cp "$HOLD" "$W/out/tt_hold" || fail "cannot copy $HOLD"
+ON=$W/on/tt_hold EX=$W/excl/tt_hold OUTP=$W/out/tt_hold
+nothing_written() {
+	[ "$(sha256sum </etc/ld.so.preload)" = "$orig_sum" ] || fail "$1: /etc/ld.so.preload was written: $(cat /etc/ld.so.preload)"
+	[ ! -e /etc/enormoustext ] || fail "$1: /etc/enormoustext was made: $(ls -A /etc/enormoustext)"
+}
+# huge_of PID PATH: bytes of PATH's text on huge pages in PID
+huge_of() { smaps_object /proc/"$1"/smaps "$2" | awk '{ print $3 }'; }
+# wait_huge PID PATH: up to 10 s for its text to be huge (the default
+# deferral moves it after a second); the bytes, and the seconds waited
+wait_huge() {
+	local i h=0
+	for i in $(seq 1 100); do
+		h=$(huge_of "$1" "$2")
+		[ "$h" -ge "$H" ] && break
+		sleep 0.1
+	done
+	echo "$h $i"
+}
+
+# --- refused before anything is written
+t bad_report -- "$TOOL" enable --all --env REPORT=/tmp/r.json
+expect_bad 2 "a per-process file as a host setting" "ENORMOUSTEXT_REPORT: not a setting for every program"
+nothing_written "--env REPORT"
+t bad_mode -- "$TOOL" enable --all --mode 4
+expect_rc 2 "--mode 4"
+nothing_written "--mode 4"
+t bad_pad -- "$TOOL" enable --all --pad-threshold lots
+expect_bad 2 "a bad --pad-threshold" "ENORMOUSTEXT_PAD_THRESHOLD=lots' is not valid"
+nothing_written "--pad-threshold lots"
+t mode_alone -- "$TOOL" enable --binary "$ON" --mode 1
+expect_bad 2 "--mode without --all" "--mode is a setting of --all"
+nothing_written "--mode without --all"
+t both -- "$TOOL" enable --all --binary "$ON"
+expect_bad 2 "--all and --binary" "give one of UNIT, --binary PATH and --all"
+t empty_glob -- "$TOOL" enable --all --programs ''
+expect_bad 2 "an empty --programs" "give colon-separated globs"
+nothing_written "refusals"
+t dry -- "$TOOL" enable --all --dry-run --programs "$W/on/*"
+expect_rc 0 "enable --all --dry-run"
+expect_out "^would write /etc/enormoustext/enormoustext.conf:"
+expect_out "^programs=$W/on/\\*\$"
+nothing_written "--dry-run"
+
+# --- on: only this test's programs (--programs), one of them excluded
+t en -- "$TOOL" enable --all --programs "$W/on/*:$W/excl/*" --exclude-programs "$W/excl/*" --env VERBOSE=1 --env COPY_MIN=0 --json
+expect_rc 0 "enable --all"
+json "$OUT"; cp "$OUT.flat" "$W/en.flat"
+[ "$(jget "$W/en.flat" .all)" = true ] || fail "enable --all --json: all is not true"
+[ "$(jget "$W/en.flat" .settings.ENORMOUSTEXT_VERBOSE)" = 1 ] || fail "enable --all --json: no ENORMOUSTEXT_VERBOSE in settings"
+jget "$W/en.flat" .note | grep -q "verify_asan_link_order=0" || fail "enable --all does not say what ASan programs need"
+grep -qx "$entry" /etc/ld.so.preload || fail "/etc/ld.so.preload does not name $entry: $(cat /etc/ld.so.preload)"
+grep -qx '\*' /etc/enormoustext/binaries || fail "the list has no '*' line: $(cat /etc/enormoustext/binaries)"
+grep -qx "ENORMOUSTEXT_VERBOSE=1" /etc/enormoustext/enormoustext.conf || fail "the settings: $(cat /etc/enormoustext/enormoustext.conf)"
+[ "$(stat -c %a:%u /etc/enormoustext/enormoustext.conf)" = 644:0 ] || fail "the settings file is $(stat -c %a:%u /etc/enormoustext/enormoustext.conf)"
+
+# a program with no environment at all: huge within seconds, and the
+# settings' summary line
+start_hold on env -i -- "$ON"
+read -r huge waited < <(wait_huge "$HPID" "$ON")
+note "no environment: $huge bytes huge after ${waited}x0.1 s"
+[ "$huge" -ge "$H" ] || fail "a program with no environment did not get its text huge in 10 s ($huge bytes)"
+[ -z "$(tr '\0' '\n' </proc/"$HPID"/environ)" ] || fail "the program has an environment"
+stop_hold on "$HPID"
+grep -qE '^enormoustext: ' "$W/on.hold.err" || fail "no summary line: the settings' ENORMOUSTEXT_VERBOSE=1 was not used ($(head -2 "$W/on.hold.err"))"
+# its environment wins
+start_hold quiet env -i ENORMOUSTEXT_VERBOSE=0 -- "$ON"
+read -r huge waited < <(wait_huge "$HPID" "$ON")
+[ "$huge" -ge "$H" ] || fail "with ENORMOUSTEXT_VERBOSE=0 the text did not move ($huge bytes)"
+stop_hold quiet "$HPID"
+[ ! -s "$W/quiet.hold.err" ] || fail "ENORMOUSTEXT_VERBOSE=0 in the environment did not win: $(head -2 "$W/quiet.hold.err")"
+start_hold offenv env -i ENORMOUSTEXT=0 -- "$ON"
+sleep 1.5
+[ "$(huge_of "$HPID" "$ON")" = 0 ] || fail "ENORMOUSTEXT=0 in the environment did not turn it off"
+stop_hold offenv "$HPID"
+# excluded, and outside --programs: loaded, standing down, silent
+for p in "$EX" "$OUTP"; do
+	start_hold down env -i ENORMOUSTEXT_VERBOSE=2 -- "$p"
+	grep -qF "${lib##*/}" /proc/"$HPID"/maps || fail "the library is not loaded in $p"
+	sleep 1.5
+	[ "$(huge_of "$HPID" "$p")" = 0 ] || fail "$p's text moved"
+	thr=$(awk '/^Threads:/ { print $2 }' /proc/"$HPID"/status)
+	[ "$thr" = 1 ] || fail "$p has $thr threads"
+	stop_hold down "$HPID"
+	[ ! -s "$W/down.hold.err" ] || fail "the library spoke in $p: $(head -2 "$W/down.hold.err")"
+done
+note "excluded and unnamed programs: library mapped, 0 bytes huge, 1 thread, nothing said"
+# a setuid program (one of --programs) run by another user: nothing
+mkdir "$W/on/suid" && cp "$HOLD" "$W/on/suid/tt_hold" && chmod 4755 "$W/on/suid/tt_hold"
+start_hold suid "$TT_BIN/tt_asuser" nobody -- "$W/on/suid/tt_hold"
+[ "$(awk '/^Uid:/ { print $2 }' /proc/"$HPID"/status)" != 0 ] || fail "the setuid test did not run as another user"
+sleep 1.5
+[ "$(huge_of "$HPID" "$W/on/suid/tt_hold")" = 0 ] || fail "the library moved text in a secure-execution process"
+stop_hold suid "$HPID"
+[ ! -s "$W/suid.hold.err" ] || fail "the library spoke in a secure-execution process: $(head -2 "$W/suid.hold.err")"
+
+# status and enable --list
+t status -- "$TOOL" status --no-probe
+expect_rc 0
+expect_out "acts in every program \\(enable --all\\)"
+expect_out "settings +programs=$W/on/\\*:$W/excl/\\*, exclude-programs=$W/excl/\\*, ENORMOUSTEXT_VERBOSE=1, ENORMOUSTEXT_COPY_MIN=0"
+t status_json -- "$TOOL" status --no-probe --json
+json "$OUT"; cp "$OUT.flat" "$W/st.flat"
+[ "$(jget "$W/st.flat" .hostwide.all)" = true ] || fail "status --json: hostwide.all is not true"
+jget "$W/st.flat" .hostwide.settings | grep -q "ENORMOUSTEXT_VERBOSE=1" || fail "status --json: no settings"
+t list -- "$TOOL" enable --list
+expect_rc 0
+expect_out "^  \\*  every program \\(enable --all\\)"
+expect_out "^  exclude-programs=$W/excl/\\*"
+
+# a bad value in the file: no process says anything of it; status does
+sed -i 's/^ENORMOUSTEXT_VERBOSE=1$/ENORMOUSTEXT_VERBOSE=0\nENORMOUSTEXT_MODE=9\nnot a setting/' /etc/enormoustext/enormoustext.conf
+t badval -- env -i "$ON" --exit 0
+expect_rc 0
+expect_no_err "a bad value in the host's settings"
+t status_bad -- "$TOOL" status --no-probe
+expect_out "line [0-9]+ is no setting"
+
+# trust: a settings file, a list, a directory others can write
+chmod 0666 /etc/enormoustext/enormoustext.conf
+start_hold untrusted env -i -- "$ON"
+sleep 1.5
+[ "$(huge_of "$HPID" "$ON")" = 0 ] || fail "the library used a settings file others can write"
+stop_hold untrusted "$HPID"
+t status_conf -- "$TOOL" status --no-probe
+expect_out "IGNORED +/etc/enormoustext/enormoustext.conf is writable by group or others"
+chmod 0644 /etc/enormoustext/enormoustext.conf
+chmod 0777 /etc/enormoustext
+start_hold untrusted2 env -i -- "$ON"
+sleep 1.5
+[ "$(huge_of "$HPID" "$ON")" = 0 ] || fail "the library used a list in a directory others can write"
+stop_hold untrusted2 "$HPID"
+# ... nor an off switch there (a copy loaded by LD_PRELOAD still acts)
+: >/etc/enormoustext/off
+start_hold offignored env -i LD_PRELOAD="$lib" ENORMOUSTEXT_DEFER=0 -- "$OUTP"
+[ "$(huge_of "$HPID" "$OUTP")" -ge "$H" ] || fail "an off switch in a directory others can write was obeyed"
+stop_hold offignored "$HPID"
+t status_dir -- "$TOOL" status --no-probe
+expect_out "off switch +/etc/enormoustext/off exists but is ignored"
+expect_out "IGNORED +/etc/enormoustext is writable by group or others"
+chmod 0755 /etc/enormoustext
+start_hold offobeyed env -i LD_PRELOAD="$lib" ENORMOUSTEXT_DEFER=0 -- "$OUTP"
+[ "$(huge_of "$HPID" "$OUTP")" = 0 ] || fail "the off switch in root's directory was not obeyed"
+stop_hold offobeyed "$HPID"
+rm /etc/enormoustext/off
+
+# --binary beside --all: acts whatever the globs say
+t enb -- "$TOOL" enable --binary "$OUTP"
+expect_rc 0 "enable --binary beside --all"
+start_hold listed env -i -- "$OUTP"
+read -r huge waited < <(wait_huge "$HPID" "$OUTP")
+[ "$huge" -ge "$H" ] || fail "a --binary program outside --all's globs did not act ($huge bytes)"
+stop_hold listed "$HPID"
+
+# --- off: --all first (the --binary program stays), then the last one
+t dis -- "$TOOL" disable --all
+expect_rc 0 "disable --all"
+expect_out "removed /etc/enormoustext/enormoustext.conf"
+[ ! -e /etc/enormoustext/enormoustext.conf ] || fail "the settings file is still there"
+grep -qx '\*' /etc/enormoustext/binaries && fail "the '*' line is still in the list"
+grep -qx "$entry" /etc/ld.so.preload || fail "disable --all took the entry the --binary program needs"
+t dis_again -- "$TOOL" disable --all
+expect_bad 1 "disable --all twice" "--all: not enabled"
+t disb -- "$TOOL" disable --binary "$OUTP"
+expect_rc 0
+[ "$(sha256sum </etc/ld.so.preload)" = "$orig_sum" ] || fail "/etc/ld.so.preload is not put back byte for byte: $(cat /etc/ld.so.preload)"
+[ "$(stat -c %a /etc/ld.so.preload)" = 640 ] || fail "/etc/ld.so.preload's mode is $(stat -c %a /etc/ld.so.preload), was 640"
+[ ! -e /etc/enormoustext ] || fail "/etc/enormoustext is left: $(ls -A /etc/enormoustext)"
+
+# --all alone, then disable --all: back byte for byte too
+t en2 -- "$TOOL" enable --all --programs "$W/on/*"
+expect_rc 0
+t dis2 -- "$TOOL" disable --all
+expect_rc 0
+nothing_written "enable --all then disable --all"
+pass
