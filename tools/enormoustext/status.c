@@ -107,10 +107,11 @@ static void print_text(const struct et_tool_host *s)
 	else
 		printf("  off switch       off (%s does not exist)\n", ET_HOSTWIDE_OFF);
 	if (s->hw_entry[0] && s->hw_all)
-		printf("  %-16s names %s: the library acts in every program (enable --all)%s, and in the %ld "
-		       "program%s of %s\n", ET_HOSTWIDE_PRELOAD, s->hw_entry,
-		       s->hw_settings[0] ? " by the settings below" : "", s->hw_programs < 0 ? 0 : s->hw_programs,
-		       s->hw_programs == 1 ? "" : "s", ET_HOSTWIDE_LIST);
+		printf("  %-16s names %s: the library acts in every program (enable --all)%s%s%.0ld%s%s\n",
+		       ET_HOSTWIDE_PRELOAD, s->hw_entry, s->hw_settings[0] ? " by the settings below" : "",
+		       s->hw_programs > 0 ? ", and in the " : "", s->hw_programs > 0 ? s->hw_programs : 0L,
+		       s->hw_programs > 0 ? (s->hw_programs == 1 ? " program of " : " programs of ") : "",
+		       s->hw_programs > 0 ? ET_HOSTWIDE_LIST " by name" : "");
 	else if (s->hw_entry[0])
 		printf("  %-16s names %s: the library acts in the %ld program%s of %s\n", ET_HOSTWIDE_PRELOAD,
 		       s->hw_entry, s->hw_programs < 0 ? 0 : s->hw_programs, s->hw_programs == 1 ? "" : "s",
