@@ -2,7 +2,7 @@
  * spawnbench.c — start-up cost of a program with and without an LD_PRELOAD,
  * measured the way bench/ measures everything: A and B alternated in one go.
  *
- *   spawnbench [-p PAIRS] [-r RUNS] LIBRARY PROGRAM [ARGS...]
+ *   spawnbench [-p PAIRS] [-r RUNS] [-w FILE] LIBRARY PROGRAM [ARGS...]
  *
  * Each pair runs RUNS executions plain (A) and RUNS with LD_PRELOAD=LIBRARY
  * (B), interleaved one by one (A B A B ...: the machine's drift hits both
@@ -10,6 +10,10 @@
  * pair's ratio is median(B) / median(A) (medians drop the runs the noisy
  * machine disturbed).  Prints every pair, then the median ratio and the
  * spread (min..max) over pairs.
+ *
+ * -w FILE: the host-wide way in.  Each B run is made with FILE.on renamed to
+ * FILE (e.g. /etc/ld.so.preload naming the library) and renamed back after
+ * it, so that A runs see no FILE; LIBRARY "-" adds no LD_PRELOAD to B.
  */
 #define _GNU_SOURCE
 #include <spawn.h>
@@ -22,6 +26,17 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/* FILE.on -> FILE (in), or FILE -> FILE.on (out) */
+static void swap_file(const char *f, int in)
+{
+	char on[4096];
+	snprintf(on, sizeof on, "%s.on", f);
+	if (rename(in ? on : f, in ? f : on) != 0) {
+		perror(in ? on : f);
+		exit(1);
+	}
+}
 
 static uint64_t now_ns(void)
 {
@@ -61,13 +76,15 @@ static uint64_t run_once(char **argv, char **envp)
 int main(int argc, char **argv)
 {
 	int pairs = 11, runs = 200, opt;
-	while ((opt = getopt(argc, argv, "+p:r:")) != -1) {
+	const char *swap = NULL;
+	while ((opt = getopt(argc, argv, "+p:r:w:")) != -1) {
 		if (opt == 'p') pairs = atoi(optarg);
 		else if (opt == 'r') runs = atoi(optarg);
+		else if (opt == 'w') swap = optarg;
 		else return 2;
 	}
 	if (argc - optind < 2 || pairs < 1 || runs < 1) {
-		fprintf(stderr, "usage: spawnbench [-p PAIRS] [-r RUNS] LIBRARY PROGRAM [ARGS...]\n");
+		fprintf(stderr, "usage: spawnbench [-p PAIRS] [-r RUNS] [-w FILE] LIBRARY PROGRAM [ARGS...]\n");
 		return 2;
 	}
 	const char *lib = argv[optind];
@@ -85,15 +102,18 @@ int main(int argc, char **argv)
 	}
 	char *pre = malloc(strlen(lib) + 12);
 	sprintf(pre, "LD_PRELOAD=%s", lib);
-	eb[ib++] = pre;
+	if (strcmp(lib, "-"))
+		eb[ib++] = pre;
 
 	uint64_t *ta = calloc((size_t)runs, sizeof *ta), *tb = calloc((size_t)runs, sizeof *tb);
 	double *ratio = calloc((size_t)pairs, sizeof *ratio);
-	for (int i = 0; i < 20; i++) { run_once(prog, ea); run_once(prog, eb); }   /* warm up */
+#define RUN_B() (swap ? swap_file(swap, 1) : (void)0, tb_one = run_once(prog, eb), swap ? swap_file(swap, 0) : (void)0, tb_one)
+	uint64_t tb_one;
+	for (int i = 0; i < 20; i++) { run_once(prog, ea); (void)RUN_B(); }   /* warm up */
 	for (int p = 0; p < pairs; p++) {
 		for (int r = 0; r < runs; r++) {
 			ta[r] = run_once(prog, ea);
-			tb[r] = run_once(prog, eb);
+			tb[r] = RUN_B();
 		}
 		qsort(ta, (size_t)runs, sizeof *ta, cmp_u64);
 		qsort(tb, (size_t)runs, sizeof *tb, cmp_u64);
