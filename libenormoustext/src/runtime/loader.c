@@ -84,8 +84,14 @@ void et_loader_fork_safe(void)
 }
 
 /* When a thread began to wait for the loader's lock to run a callback of
- * ours (0: none waits): see et_loader_stalled. */
+ * ours (0: none waits, or waits are not timed yet): see et_loader_stalled. */
 static uint64_t g_wait_since;
+static bool g_timed;
+
+void et_loader_time_waits(void)
+{
+	__atomic_store_n(&g_timed, true, __ATOMIC_RELAXED);
+}
 
 static uint64_t now_ns(void)
 {
@@ -157,12 +163,18 @@ static void run_gated(struct gated *g)
 	}
 	for (;;) {
 		g->entered = g->turned_away = false;
-		__atomic_store_n(&g_wait_since, now_ns(), __ATOMIC_RELEASE);
+		if (__atomic_load_n(&g_timed, __ATOMIC_RELAXED))
+			__atomic_store_n(&g_wait_since, now_ns(), __ATOMIC_RELEASE);
 		dl_iterate_phdr(gate_cb, g);
 		__atomic_store_n(&g_wait_since, 0, __ATOMIC_RELEASE);
 		if (g->entered) {
+			/* a fork's prepare handler waits only after raising the gate:
+			 * no gate raised, nobody to wake (and no system call made in
+			 * every process's start-up).  Both sides are sequentially
+			 * consistent: one of the two sees the other. */
 			__atomic_store_n(&g_inside, 0, __ATOMIC_SEQ_CST);
-			et_os_futex_wake(&g_inside);
+			if (__atomic_load_n(&g_forking, __ATOMIC_SEQ_CST))
+				et_os_futex_wake(&g_inside);
 		}
 		if (!g->turned_away)
 			return;

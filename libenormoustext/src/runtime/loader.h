@@ -31,6 +31,11 @@ ET_HIDDEN void et_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *
  * callback of ours?  (Then the lock is held long by someone: maybe the
  * caller, from inside a dl_iterate_phdr callback of the program's.) */
 ET_HIDDEN bool et_loader_stalled(uint64_t ns);
+/* From now on, time each wait for the loader's lock (for
+ * et_loader_stalled).  Until then none is: the constructor's count of the
+ * objects, before any pass, reads no clock (its first call of one costs a
+ * page of the vDSO in every process). */
+ET_HIDDEN void et_loader_time_waits(void);
 /* Before the lock can be taken in a process that may fork: the fork
  * handlers (once; cheap after). */
 ET_HIDDEN void et_loader_fork_safe(void);

@@ -70,6 +70,9 @@ static int g_table_held;
 
 static void pass_taken(void)
 {
+	/* from the first pass on, a wait for the loader's lock is timed (a
+	 * dlopen's caller may ask et_loader_stalled about this thread) */
+	et_loader_time_waits();
 	g_pass_owner = pthread_self();
 	__atomic_store_n(&g_pass_held, 1, __ATOMIC_RELEASE);
 }
