@@ -18,27 +18,8 @@
 # changed since.
 . "$(dirname "$0")/lib.sh"
 
-real_state() { if [ -e /etc/ld.so.preload ]; then sha256sum </etc/ld.so.preload; else echo absent; fi; }
-if [ "${ET_ENABLE_NS:-}" != 1 ]; then
-	case " ${TT_CFLAGS:-} " in
-	*sanitize*) skip "a sanitized library cannot go into /etc/ld.so.preload (the sanitizer's runtime must be loaded first)" ;;
-	esac
-	before=$(real_state)
-	command -v unshare >/dev/null || fail "unshare (util-linux) is missing: this test needs a private mount namespace, never the real /etc"
-	unshare -m true 2>"$W/unshare.err" ||
-		fail "unshare -m is not permitted here ($(head -1 "$W/unshare.err")): this test needs a private mount namespace, never the real /etc"
-	ET_ENABLE_NS=1 unshare -m --propagation private -- bash "$0"
-	rc=$?
-	[ "$(real_state)" = "$before" ] || fail "the real /etc/ld.so.preload changed ($before -> $(real_state))"
-	echo "   (the real /etc/ld.so.preload: $before, unchanged)"
-	[ "$rc" = 0 ] || exit "$rc"
-	pass
-fi
-
-# --- inside the namespace: /etc is a private copy
-mkdir "$W/etc" && cp -a /etc/. "$W/etc/" || fail "cannot copy /etc"
-mount --bind "$W/etc" /etc || fail "cannot bind-mount the copy over /etc"
-[ "$(stat -c %d:%i /etc)" = "$(stat -c %d:%i "$W/etc")" ] || fail "/etc is not the private copy: stopping before any write"
+# --- the rest runs in a private mount namespace whose /etc is a copy
+in_private_etc "$0"
 [ -e /etc/ld.so.preload ] && cp -p /etc/ld.so.preload "$W/real.preload"
 rm -f /etc/ld.so.preload
 rm -rf /etc/enormoustext

@@ -202,6 +202,35 @@ fresh() {
 	F=$W/$1/tt_hold
 }
 
+# in_private_etc SCRIPT: run the rest of SCRIPT in a private mount namespace
+# whose /etc is a copy (tests that write /etc/ld.so.preload: never the real
+# one, whose state is taken before and compared after).  The outer run ends
+# here (pass, or the inner run's status); the inner one returns with /etc
+# the copy.  A sanitized build is skipped: its library cannot go into
+# /etc/ld.so.preload (the sanitizer's runtime must be loaded first).
+real_preload_state() { if [ -e /etc/ld.so.preload ]; then sha256sum </etc/ld.so.preload; else echo absent; fi; }
+in_private_etc() {
+	if [ "${ET_ENABLE_NS:-}" != 1 ]; then
+		case " ${TT_CFLAGS:-} " in
+		*sanitize*) skip "a sanitized library cannot go into /etc/ld.so.preload (the sanitizer's runtime must be loaded first)" ;;
+		esac
+		local before rc
+		before=$(real_preload_state)
+		command -v unshare >/dev/null || fail "unshare (util-linux) is missing: this test needs a private mount namespace, never the real /etc"
+		unshare -m true 2>"$W/unshare.err" ||
+			fail "unshare -m is not permitted here ($(head -1 "$W/unshare.err")): this test needs a private mount namespace, never the real /etc"
+		ET_ENABLE_NS=1 unshare -m --propagation private -- bash "$1"
+		rc=$?
+		[ "$(real_preload_state)" = "$before" ] || fail "the real /etc/ld.so.preload changed ($before -> $(real_preload_state))"
+		echo "   (the real /etc/ld.so.preload: $before, unchanged)"
+		[ "$rc" = 0 ] || exit "$rc"
+		pass
+	fi
+	mkdir "$W/etc" && cp -a /etc/. "$W/etc/" || fail "cannot copy /etc"
+	mount --bind "$W/etc" /etc || fail "cannot bind-mount the copy over /etc"
+	[ "$(stat -c %d:%i /etc)" = "$(stat -c %d:%i "$W/etc")" ] || fail "/etc is not the private copy: stopping before any write"
+}
+
 # ------------------------------------------------------------------ helpers of some tests
 
 # --- what linker-scripts/enormous.ld costs: check_small, check_script, check_big

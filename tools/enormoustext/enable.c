@@ -291,6 +291,25 @@ static void remove_empty_parents(const char *path, const char *stop)
 	}
 }
 
+/* A file of enable's removed (or, --dry-run, said that it would be), with
+ * its line and --json's event; 0 or ET_EXIT_BAD after one line. */
+static int remove_file(struct ctx *c, const char *path)
+{
+	if (c->dry) {
+		say(c, "would remove %s\n", path);
+		event(c, "would remove", path, NULL, NULL);
+		return 0;
+	}
+	if (unlink(path) != 0) {
+		et_tool_err("%s: cannot remove: %s", path, strerror(errno));
+		return ET_EXIT_BAD;
+	}
+	sync_dir_of(path);
+	say(c, "removed %s\n", path);
+	event(c, "remove", path, NULL, NULL);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ ELF */
 
 struct elf_facts {
@@ -936,18 +955,10 @@ static int disable_unit(struct ctx *c, const char *unit_arg)
 		            MARKER);
 		return ET_EXIT_BAD;
 	}
-	if (c->dry) {
-		say(c, "would remove %s\n", path);
-		event(c, "would remove", path, NULL, NULL);
-		return 0;
-	}
-	if (unlink(path) != 0) {
-		et_tool_err("%s: cannot remove: %s", path, strerror(errno));
+	if (remove_file(c, path))
 		return ET_EXIT_BAD;
-	}
-	sync_dir_of(path);
-	say(c, "removed %s\n", path);
-	event(c, "remove", path, NULL, NULL);
+	if (c->dry)
+		return 0;
 	char d[PATH_MAX];
 	snprintf(d, sizeof d, "%s", path);
 	*strrchr(d, '/') = '\0';
@@ -1637,17 +1648,11 @@ static int disable_all(struct ctx *c)
 		return rc;
 	if (e == 0 && !ours) {
 		warn(c, "%s was not written by 'enormoustext enable': left as it is", conf);
-	} else if (ours && c->dry) {
-		say(c, "would remove %s\n", conf);
-		event(c, "would remove", conf, NULL, NULL);
 	} else if (ours) {
-		if (unlink(conf) != 0) {
-			et_tool_err("%s: cannot remove: %s", conf, strerror(errno));
+		if (remove_file(c, conf))
 			return ET_EXIT_BAD;
-		}
-		sync_dir_of(conf);
-		say(c, "removed %s\n", conf);
-		event(c, "remove", conf, NULL, NULL);
+		if (c->dry)
+			return 0;
 		char etc_en[PATH_MAX];
 		rooted(c, etc_en, sizeof etc_en, ET_HOSTWIDE_ETC);
 		rmdir(etc_en);
