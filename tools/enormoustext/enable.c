@@ -1953,6 +1953,16 @@ const struct et_cmd_spec *et_cmd_disable_spec(void)
 	return &disable_spec;
 }
 
+/* The variables given (--env, --mode, --pad-threshold), as NAME: VALUE. */
+static void json_env(struct et_json *j, const struct ctx *c)
+{
+	size_t nt;
+	const struct et_option_desc *t = et_option_table(&nt);
+	for (size_t i = 0; i < nt && i < ET_OPT__COUNT; i++)
+		if (c->env[i])
+			et_json_str(j, t[i].name, c->env[i]);
+}
+
 /* --json: the report gathered in c (after a success). */
 static void report_json(const struct ctx *c)
 {
@@ -1977,11 +1987,7 @@ static void report_json(const struct ctx *c)
 	if (c->unit[0] && c->enable) {
 		et_json_obj(&j, "environment");
 		et_json_str(&j, "LD_PRELOAD", c->lib);
-		size_t nt;
-		const struct et_option_desc *t = et_option_table(&nt);
-		for (size_t i = 0; i < nt && i < ET_OPT__COUNT; i++)
-			if (c->env[i])
-				et_json_str(&j, t[i].name, c->env[i]);
+		json_env(&j, c);
 		et_json_obj_end(&j);
 		et_json_arr(&j, "prime");
 		for (size_t i = 0; i < c->nprime; i++)
@@ -1995,11 +2001,7 @@ static void report_json(const struct ctx *c)
 			et_json_str(&j, ET_HOSTCONF_PROGRAMS, c->programs);
 		if (c->exclude)
 			et_json_str(&j, ET_HOSTCONF_EXCLUDE, c->exclude);
-		size_t nt;
-		const struct et_option_desc *t = et_option_table(&nt);
-		for (size_t i = 0; i < nt && i < ET_OPT__COUNT; i++)
-			if (c->env[i])
-				et_json_str(&j, t[i].name, c->env[i]);
+		json_env(&j, c);
 		et_json_obj_end(&j);
 		et_json_str(&j, "note", c->asan_note ? asan_note : NULL);
 	}
