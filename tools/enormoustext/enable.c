@@ -1850,8 +1850,10 @@ static const struct et_opt both_opts[] = {
 	  "JSON on stdout instead of the lines: dry_run, root,\n"
 	  "unit or binary, library, environment (a unit's\n"
 	  "variables), prime (the files primed), entry (the\n"
-	  "path /etc/ld.so.preload names), files (path, action,\n"
-	  "and target, in or entry), reload, restart, warnings",
+	  "path /etc/ld.so.preload names), all, settings and\n"
+	  "note (--all), files (path, action, and target, in or\n"
+	  "entry), reload, restart, warnings; with --list: units,\n"
+	  "preload_entry, programs, all, settings",
 	  OPT_JSON, 0, 0, 0, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
