@@ -73,6 +73,17 @@ static uint64_t run_once(char **argv, char **envp)
 	return now_ns() - t0;
 }
 
+/* one B run: with FILE swapped in for it (-w), else as it is */
+static uint64_t run_b(char **argv, char **envp, const char *swap)
+{
+	if (swap)
+		swap_file(swap, 1);
+	uint64_t t = run_once(argv, envp);
+	if (swap)
+		swap_file(swap, 0);
+	return t;
+}
+
 int main(int argc, char **argv)
 {
 	int pairs = 11, runs = 200, opt;
@@ -107,13 +118,11 @@ int main(int argc, char **argv)
 
 	uint64_t *ta = calloc((size_t)runs, sizeof *ta), *tb = calloc((size_t)runs, sizeof *tb);
 	double *ratio = calloc((size_t)pairs, sizeof *ratio);
-#define RUN_B() (swap ? swap_file(swap, 1) : (void)0, tb_one = run_once(prog, eb), swap ? swap_file(swap, 0) : (void)0, tb_one)
-	uint64_t tb_one;
-	for (int i = 0; i < 20; i++) { run_once(prog, ea); (void)RUN_B(); }   /* warm up */
+	for (int i = 0; i < 20; i++) { run_once(prog, ea); run_b(prog, eb, swap); }   /* warm up */
 	for (int p = 0; p < pairs; p++) {
 		for (int r = 0; r < runs; r++) {
 			ta[r] = run_once(prog, ea);
-			tb[r] = RUN_B();
+			tb[r] = run_b(prog, eb, swap);
 		}
 		qsort(ta, (size_t)runs, sizeof *ta, cmp_u64);
 		qsort(tb, (size_t)runs, sizeof *tb, cmp_u64);

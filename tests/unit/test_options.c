@@ -834,3 +834,21 @@ Test(hostconf, empty_file)
 	cr_assert_eq(c.bad_line, 0);
 	cr_assert_null(c.programs);
 }
+
+/* The one rule for trusting the host-wide files (library and command). */
+Test(hostconf, trust_rule)
+{
+	struct stat st = { .st_mode = S_IFREG | 0644, .st_uid = 0 };
+	cr_assert_null(et_hostwide_untrusted(&st, false));
+	cr_assert_str_eq(et_hostwide_untrusted(&st, true), "not a directory");
+	st.st_mode = S_IFREG | 0664;
+	cr_assert_str_eq(et_hostwide_untrusted(&st, false), "writable by group or others");
+	st.st_mode = S_IFREG | 0646;
+	cr_assert_str_eq(et_hostwide_untrusted(&st, false), "writable by group or others");
+	st.st_mode = S_IFREG | 0644;
+	st.st_uid = 1000;
+	cr_assert_str_eq(et_hostwide_untrusted(&st, false), "not owned by root");
+	st = (struct stat){ .st_mode = S_IFDIR | 0755, .st_uid = 0 };
+	cr_assert_null(et_hostwide_untrusted(&st, true));
+	cr_assert_str_eq(et_hostwide_untrusted(&st, false), "not a regular file");
+}

@@ -1195,10 +1195,10 @@ static int check_etc_dir(const struct ctx *c)
 	struct stat st;
 	if (lstat(d, &st) != 0)
 		return 0;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+	const char *why = et_hostwide_untrusted(&st, true);
+	if (why) {
 		et_tool_err("%s is %s: the library trusts nothing in it (fix: chown root:root %s; chmod 755 %s): "
-		            "nothing written", d, !S_ISDIR(st.st_mode) ? "not a directory" :
-		            st.st_uid != 0 ? "not owned by root" : "writable by group or others", d, d);
+		            "nothing written", d, why, d, d);
 		return ET_EXIT_BAD;
 	}
 	return 0;
@@ -1764,19 +1764,22 @@ static int list_enabled(struct ctx *c)
 	if (c->json)
 		et_json_obj(&j, "settings");
 	if (have_conf) {
+		/* as the library reads it (core/hostconf.c) */
+		struct et_hostconf hc;
+		et_hostconf_parse(text, &hc);
 		if (!c->json)
 			printf("%s:\n", conf);
-		for (char *ln = strtok(text, "\n"); ln; ln = strtok(NULL, "\n")) {
-			ln += strspn(ln, " \t");
-			char *eq = strchr(ln, '=');
-			if (*ln == '#' || !eq)
+		size_t nt;
+		const struct et_option_desc *t = et_option_table(&nt);
+		for (int i = -2; i < (int)nt && i < ET_OPT__COUNT; i++) {
+			const char *k = i == -2 ? ET_HOSTCONF_PROGRAMS : i == -1 ? ET_HOSTCONF_EXCLUDE : t[i].name;
+			const char *v = i == -2 ? hc.programs : i == -1 ? hc.exclude : hc.val[i];
+			if (!v)
 				continue;
-			if (c->json) {
-				*eq = '\0';
-				et_json_str(&j, ln, eq + 1);
-			} else {
-				printf("  %s\n", ln);
-			}
+			if (c->json)
+				et_json_str(&j, k, v);
+			else
+				printf("  %s=%s\n", k, v);
 		}
 	}
 	free(text);

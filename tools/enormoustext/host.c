@@ -121,19 +121,6 @@ static int khugepaged_running(void)
 	return found;
 }
 
-/* Why the library would not trust this file or directory (as
- * runtime/hostwide.c checks it), or NULL. */
-static const char *untrusted(const struct stat *st, bool dir)
-{
-	if (dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
-		return dir ? "not a directory" : "not a regular file";
-	if (st->st_uid != 0)
-		return "not owned by root";
-	if (st->st_mode & (S_IWGRP | S_IWOTH))
-		return "writable by group or others";
-	return NULL;
-}
-
 /* ROOT/etc's host-wide state (core/hostwide.h's names). */
 static void read_hostwide(struct et_tool_host *s)
 {
@@ -148,7 +135,7 @@ static void read_hostwide(struct et_tool_host *s)
 	s->hw_programs = -1;
 	s->hw_all = false;
 	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_ETC);
-	s->hw_dir_untrusted = lstat(p, &st) == 0 ? untrusted(&st, true) : NULL;
+	s->hw_dir_untrusted = lstat(p, &st) == 0 ? et_hostwide_untrusted(&st, true) : NULL;
 	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_LIST);
 	FILE *f = fopen(p, "re");
 	s->hw_list_untrusted = NULL;
@@ -156,7 +143,7 @@ static void read_hostwide(struct et_tool_host *s)
 		char line[PATH_MAX + 64];
 		s->hw_programs = 0;
 		if (fstat(fileno(f), &st) == 0)
-			s->hw_list_untrusted = untrusted(&st, false);
+			s->hw_list_untrusted = et_hostwide_untrusted(&st, false);
 		while (fgets(line, sizeof line, f)) {
 			char *l = line + strspn(line, " \t");
 			l[strcspn(l, " \t\r\n")] = '\0';
@@ -179,7 +166,7 @@ static void read_hostwide(struct et_tool_host *s)
 		s->hw_conf = true;
 		ssize_t n = fstat(fd, &st) == 0 ? read(fd, text, sizeof text - 1) : -1;
 		close(fd);
-		s->hw_conf_untrusted = untrusted(&st, false);
+		s->hw_conf_untrusted = et_hostwide_untrusted(&st, false);
 		if (n < 0 || (size_t)n > ET_HOSTCONF_MAX) {
 			if (!s->hw_conf_untrusted)
 				s->hw_conf_untrusted = n < 0 ? "cannot be read" : "longer than 8192 bytes";

@@ -3,7 +3,7 @@
  * --all`): see core/hostconf.h for its form.
  *
  * Owns: the file's grammar (names, the two program lists, what the host
- * may not set).
+ * may not set); the rule for trusting the host-wide files.
  * May call: options (the table's names).
  * Never: reads a file, allocates, calls libc (every process of a host
  * runs it at start, where each first call of a libc function costs a lazy
@@ -27,6 +27,17 @@ bool et_hostconf_settable(int id)
 {
 	return id >= 0 && id < ET_OPT__COUNT && id != ET_OPT_REPORT && id != ET_OPT_RECORD &&
 	       id != ET_OPT_TOP_ONLY;
+}
+
+const char *et_hostwide_untrusted(const struct stat *st, bool dir)
+{
+	if (dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
+		return dir ? "not a directory" : "not a regular file";
+	if (st->st_uid != 0)
+		return "not owned by root";
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return "writable by group or others";
+	return NULL;
 }
 
 /* One line [s, e): trimmed, split at '=', and used. */

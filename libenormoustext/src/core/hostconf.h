@@ -23,6 +23,8 @@
 #include "core/base.h"
 #include "core/options.h"
 
+#include <sys/stat.h>
+
 /* A longer file is not read at all (the library reads it into a static
  * buffer of this size: its start-up path does not allocate). */
 #define ET_HOSTCONF_MAX 8192
@@ -45,5 +47,11 @@ struct et_hostconf {
 ET_HIDDEN void et_hostconf_parse(char *buf, struct et_hostconf *c);
 /* May the host's file set the variable of this id? */
 ET_HIDDEN bool et_hostconf_settable(int id);
+/* Why the library does not trust a file (dir: the directory) of the
+ * host-wide preload — the list, the settings, the off switch's directory —
+ * given its stat: "not owned by root", "writable by group or others", "not
+ * a regular file" / "not a directory"; NULL when it trusts it.  The one
+ * rule, for the library and for the command that reports it. */
+ET_HIDDEN const char *et_hostwide_untrusted(const struct stat *st, bool dir);
 
 #endif

@@ -158,24 +158,17 @@ static enum match listed(int fd, const char *exe, size_t n)
 	return best;
 }
 
-/* Only root could have written it: owned by root, not writable by group
- * or others (a file: also a regular one). */
-static bool roots(const struct stat *st, bool dir)
-{
-	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH)) &&
-	       (dir ? S_ISDIR(st->st_mode) : S_ISREG(st->st_mode));
-}
-
+/* Only root could have written it (core/hostconf.c's rule). */
 static bool root_file(int fd)
 {
 	struct stat st;
-	return fstat(fd, &st) == 0 && roots(&st, false);
+	return fstat(fd, &st) == 0 && !et_hostwide_untrusted(&st, false);
 }
 
 static bool root_dir(void)
 {
 	struct stat st;
-	return stat(ET_HOSTWIDE_ETC, &st) == 0 && roots(&st, true);
+	return stat(ET_HOSTWIDE_ETC, &st) == 0 && !et_hostwide_untrusted(&st, true);
 }
 
 /* The host's settings (ET_HOSTWIDE_CONF), once read: for the one process
