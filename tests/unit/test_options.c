@@ -8,6 +8,7 @@
 #include "core/hostconf.h"
 #include "core/options.h"
 
+#include <fnmatch.h>
 #include <stdint.h>
 
 /* A bug that loops forever fails its test instead of hanging the run; a
@@ -655,6 +656,62 @@ Test(glob_list, overlong_element_is_skipped_not_truncated)
 	memset(p2 + 1, 'x', 520);
 	p2[521] = '\0';
 	cr_expect(et_glob_list_match(g2, p2));
+}
+
+/* The library's own matcher (core/options.c: written out, for the
+ * start-up path) against libc's fnmatch(pattern, s, 0): hand-picked
+ * corners, then 200,000 random patterns and strings over an alphabet made
+ * of the language's own characters.  Patterns with classes ("[:") go to
+ * fnmatch itself and are not drawn. */
+static void expect_as_fnmatch(const char *pat, const char *s)
+{
+	bool want = fnmatch(pat, s, 0) == 0;
+	bool got = et_glob_match(pat, strlen(pat), s);
+	cr_expect_eq(got, want, "pattern \"%s\" on \"%s\": %d, fnmatch says %d", pat, s, got, want);
+}
+
+Test(glob_list, as_fnmatch)
+{
+	static const char *const corners[][2] = {
+		{ "*", "" },         { "*", "/a/b" },      { "?", "/" },          { ".*", ".x" },
+		{ "a*b*c", "abbc" }, { "a*b*c", "acb" },   { "[]]", "]" },        { "[!]]", "a" },
+		{ "[!]]", "]" },     { "[^a]", "b" },      { "[a-]", "-" },       { "[]-a]", "^" },
+		{ "[z-a]", "m" },    { "[a", "[a" },       { "[a", "a" },         { "[\\]]", "]" },
+		{ "\\*", "*" },    { "\\*", "a" },     { "a\\", "a\\" },  { "[a-\\z]", "m" },
+		{ "*[", "x[" },      { "[!a-c]*", "d/e" }, { "**x", "yx" },       { "[\\", "[\\" },
+		{ "[*]", "*" },      { "*?", "" },         { "[a-c]-[x]", "b-x" }, { "lib*.so.[0-9]", "libz.so.1" },
+	};
+	for (size_t i = 0; i < sizeof corners / sizeof corners[0]; i++)
+		expect_as_fnmatch(corners[i][0], corners[i][1]);
+
+	static const char pat_alpha[] = "ab/.*?[]!^-\\";
+	static const char str_alpha[] = "ab/.*?[]!^-\\c";
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	int differ = 0;
+	for (int round = 0; round < 200000 && differ < 20; round++) {
+		char pat[12], str[10];
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		int pn = (int)(x % 11), sn = (int)((x >> 8) % 9);
+		for (int i = 0; i < pn; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			pat[i] = pat_alpha[x % (sizeof pat_alpha - 1)];
+		}
+		pat[pn] = '\0';
+		for (int i = 0; i < sn; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			str[i] = str_alpha[x % (sizeof str_alpha - 1)];
+		}
+		str[sn] = '\0';
+		bool want = fnmatch(pat, str, 0) == 0;
+		if (et_glob_match(pat, strlen(pat), str) != want) {
+			differ++;
+			cr_expect(false, "pattern \"%s\" on \"%s\": fnmatch says %d, the library %d", pat, str, want,
+			          !want);
+		}
+	}
+	/* a class goes to fnmatch itself */
+	expect_as_fnmatch("[[:digit:]]*", "7up");
+	expect_as_fnmatch("[[:digit:]]*", "up");
 }
 
 /* ------------------------------------------------ unknown variable names */

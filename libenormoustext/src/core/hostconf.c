@@ -11,25 +11,25 @@
  */
 #include "core/hostconf.h"
 
-static bool blank(char ch)
+ET_STARTUP static bool blank(char ch)
 {
 	return ch == ' ' || ch == '\t' || ch == '\r';
 }
 
-static bool same(const char *a, const char *b)
+ET_STARTUP static bool same(const char *a, const char *b)
 {
 	for (; *a && *a == *b; a++, b++)
 		;
 	return *a == *b;
 }
 
-bool et_hostconf_settable(int id)
+ET_STARTUP bool et_hostconf_settable(int id)
 {
 	return id >= 0 && id < ET_OPT__COUNT && id != ET_OPT_REPORT && id != ET_OPT_RECORD &&
 	       id != ET_OPT_TOP_ONLY;
 }
 
-const char *et_hostwide_untrusted(const struct stat *st, bool dir)
+ET_STARTUP const char *et_hostwide_untrusted(const struct stat *st, bool dir)
 {
 	if (dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
 		return dir ? "not a directory" : "not a regular file";
@@ -41,7 +41,7 @@ const char *et_hostwide_untrusted(const struct stat *st, bool dir)
 }
 
 /* One line [s, e): trimmed, split at '=', and used. */
-static void line(char *s, char *e, int no, struct et_hostconf *c)
+ET_STARTUP static void line(char *s, char *e, int no, struct et_hostconf *c)
 {
 	while (s < e && blank(*s))
 		s++;
@@ -99,7 +99,7 @@ static void line(char *s, char *e, int no, struct et_hostconf *c)
 		c->bad_line = no;
 }
 
-void et_hostconf_parse(char *buf, struct et_hostconf *c)
+ET_STARTUP void et_hostconf_parse(char *buf, struct et_hostconf *c)
 {
 	for (int id = 0; id < ET_OPT__COUNT; id++)
 		c->val[id] = NULL;

@@ -28,7 +28,7 @@ void et_log_route(int (*get)(void), void (*done)(int))
 	__atomic_store_n(&log_get, get, __ATOMIC_RELEASE);
 }
 
-void et_log_setup(int verbose, bool silenced)
+ET_STARTUP void et_log_setup(int verbose, bool silenced)
 {
 	log_level = verbose;
 	log_silenced = silenced;

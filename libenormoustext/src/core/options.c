@@ -70,7 +70,7 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"a deferred pass copies only windows with this much run; 0: every one" },
 };
 
-const struct et_option_desc *et_option_table(size_t *count)
+ET_STARTUP const struct et_option_desc *et_option_table(size_t *count)
 {
 	if (count)
 		*count = ET_OPT__COUNT;
@@ -94,7 +94,7 @@ static bool entry_is(const char *entry, const char *name)
 	return *name == '\0' && (*entry == '=' || *entry == '\0');
 }
 
-bool et_option_known(const char *entry)
+ET_STARTUP bool et_option_known(const char *entry)
 {
 	for (int id = 0; id < ET_OPT__COUNT; id++)
 		if (entry_is(entry, table[id].name))
@@ -160,7 +160,7 @@ static bool ieq(const char *a, const char *b)
 	return *a == *b;
 }
 
-int et_parse_bool(const char *s, bool *out)
+ET_STARTUP int et_parse_bool(const char *s, bool *out)
 {
 	static const char yes[][9] = { "1", "on", "yes", "true", "enable", "enabled" };
 	static const char no[][9] = { "0", "off", "no", "false", "disable", "disabled" };
@@ -171,7 +171,7 @@ int et_parse_bool(const char *s, bool *out)
 	return -EINVAL;
 }
 
-int et_parse_size(const char *s, uint64_t *out)
+ET_STARTUP int et_parse_size(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;
 	const char *p = s;
@@ -213,7 +213,7 @@ const char *et_backend_name(enum et_backend b)
 	return (unsigned)b < ET_BACKEND__COUNT ? backend_names[b] : "?";
 }
 
-int et_parse_backend(const char *s, enum et_backend *out)
+ET_STARTUP int et_parse_backend(const char *s, enum et_backend *out)
 {
 	for (int b = 0; b < ET_BACKEND_NONE; b++) {
 		if (ieq(s, backend_names[b])) {
@@ -224,7 +224,7 @@ int et_parse_backend(const char *s, enum et_backend *out)
 	return -EINVAL;
 }
 
-int et_parse_duration(const char *s, uint64_t *ns)
+ET_STARTUP int et_parse_duration(const char *s, uint64_t *ns)
 {
 	if (s[0] == '0' && s[1] == '\0') {
 		*ns = 0;
@@ -253,7 +253,7 @@ int et_parse_duration(const char *s, uint64_t *ns)
 }
 
 /* A glob list is valid when it has at least one non-empty element. */
-static bool glob_list_valid(const char *s)
+ET_STARTUP static bool glob_list_valid(const char *s)
 {
 	for (; *s; s++)
 		if (*s != ':')
@@ -261,22 +261,136 @@ static bool glob_list_valid(const char *s)
 	return false;
 }
 
-bool et_glob_list_match(const char *globs, const char *path)
+/*
+ * fnmatch(3) with no flags, on the pattern [p, pe), written out: it runs on
+ * the start-up path of every process of the host (`enable --all
+ * --programs/--exclude-programs`), where libc's fnmatch cost two page
+ * faults and a lazy binding.  The same language, byte by byte as in the C
+ * locale: '*', '?', '\\' escapes, brackets with '!' or '^', ranges and a
+ * leading ']', an unclosed '[' literal; '*', '?' and brackets match '/'
+ * and a leading '.' too.  A pattern with a class, an equivalence class or
+ * a collating symbol ("[:", "[=", "[.") goes to libc's fnmatch instead
+ * (unit test glob/fnmatch compares the two).
+ */
+ET_STARTUP static bool has_class(const char *p, const char *pe)
 {
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	char pat[512];
+	for (; p + 1 < pe; p++)
+		if (p[0] == '[' && (p[1] == ':' || p[1] == '=' || p[1] == '.'))
+			return true;
+	return false;
+}
+
+/* A bracket at p (just after '['): its end (after ']') and whether c is
+ * in it; NULL when it is not closed. */
+ET_STARTUP static const char *bracket(const char *p, const char *pe, unsigned char c, bool *in)
+{
+	bool neg = p < pe && (*p == '!' || *p == '^');
+	if (neg)
+		p++;
+	bool hit = false, first = true;
+	while (p < pe && (*p != ']' || first)) {
+		first = false;
+		unsigned char lo = (unsigned char)*p++;
+		if (lo == '\\') {
+			if (p == pe)
+				return NULL;
+			lo = (unsigned char)*p++;
+		}
+		unsigned char hi = lo;
+		if (p + 1 < pe && p[0] == '-' && p[1] != ']') {
+			p++;
+			hi = (unsigned char)*p++;
+			if (hi == '\\') {
+				if (p == pe)
+					return NULL;
+				hi = (unsigned char)*p++;
+			}
+		}
+		if (c >= lo && c <= hi)
+			hit = true;
+	}
+	if (p == pe)
+		return NULL;
+	*in = hit != neg;
+	return p + 1;
+}
+
+ET_STARTUP static bool glob_match(const char *p, const char *pe, const char *s)
+{
+	const char *star = NULL, *resume = NULL;
+	for (;;) {
+		if (p < pe && *p == '*') {
+			while (p < pe && *p == '*')
+				p++;
+			star = p;
+			resume = s;
+			continue;
+		}
+		if (*s == '\0' && p == pe)
+			return true;
+		bool ok = false;
+		const char *next = p + 1;
+		if (p < pe && *s != '\0') {
+			unsigned char c = (unsigned char)*s;
+			if (*p == '?') {
+				ok = true;
+			} else if (*p == '[') {
+				bool in = false;
+				const char *e = bracket(p + 1, pe, c, &in);
+				if (e) {
+					ok = in;
+					next = e;
+				} else {
+					ok = c == '[';
+				}
+			} else if (*p == '\\') {
+				ok = p + 1 < pe && (unsigned char)p[1] == c;
+				next = p + 2;
+			} else {
+				ok = (unsigned char)*p == c;
+			}
+		}
+		if (ok) {
+			p = next;
+			s++;
+			continue;
+		}
+		/* backtrack: the last '*' takes one more character */
+		if (!star || *resume == '\0')
+			return false;
+		p = star;
+		s = ++resume;
+	}
+}
+
+ET_STARTUP bool et_glob_match(const char *p, size_t n, const char *s)
+{
+	if (has_class(p, p + n)) {
+		char pat[512];
+		if (n >= sizeof pat)
+			return false;
+		memcpy(pat, p, n);
+		pat[n] = '\0';
+		return fnmatch(pat, s, 0) == 0;
+	}
+	return glob_match(p, p + n, s);
+}
+
+ET_STARTUP bool et_glob_list_match(const char *globs, const char *path)
+{
+	const char *base = path;
+	for (const char *q = path; *q; q++)
+		if (*q == '/')
+			base = q + 1;
 	const char *p = globs;
 	while (*p) {
-		const char *e = strchr(p, ':');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (n > 0 && n < sizeof pat) {
-			memcpy(pat, p, n);
-			pat[n] = '\0';
-			if (fnmatch(pat, path, 0) == 0 || fnmatch(pat, base, 0) == 0)
-				return true;
-		}
-		if (!e)
+		const char *e = p;
+		while (*e && *e != ':')
+			e++;
+		size_t n = (size_t)(e - p);
+		if (n > 0 && n < 512 && (et_glob_match(p, n, path) || et_glob_match(p, n, base)))
+			return true;
+		if (!*e)
 			break;
 		p = e + 1;
 	}
@@ -286,7 +400,7 @@ bool et_glob_list_match(const char *globs, const char *path)
 /* One value v for option id into o: 0, or -errno (o as it was).  The
  * table's defaults go through here too, so the table is the only place
  * that knows them; given: v came from the environment (not the table). */
-static int apply(struct et_options *o, enum et_option_id id, const char *v, bool given)
+ET_STARTUP static int apply(struct et_options *o, enum et_option_id id, const char *v, bool given)
 {
 	int ok = 0;
 	switch (id) {
@@ -425,7 +539,7 @@ static int apply(struct et_options *o, enum et_option_id id, const char *v, bool
 	return ok;
 }
 
-int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, void *ctx)
+ET_STARTUP int et_options_parse(struct et_options *o, et_getenv_fn get, et_warn_fn warn, void *ctx)
 {
 	int bad = 0;
 	memset(o, 0, sizeof *o);
@@ -454,7 +568,7 @@ static const char *no_env(const char *name, void *ctx)
 	return NULL;
 }
 
-void et_options_defaults(struct et_options *o)
+ET_STARTUP void et_options_defaults(struct et_options *o)
 {
 	(void)et_options_parse(o, no_env, NULL, NULL);
 }

@@ -113,6 +113,8 @@ ET_HIDDEN int et_parse_bool(const char *s, bool *out);
 ET_HIDDEN int et_parse_duration(const char *s, uint64_t *ns);
 ET_HIDDEN const char *et_backend_name(enum et_backend b);
 ET_HIDDEN int et_parse_backend(const char *s, enum et_backend *out);
+/* fnmatch(pattern, s, 0) for the pattern's n bytes (core/options.c). */
+ET_HIDDEN bool et_glob_match(const char *pattern, size_t n, const char *s);
 /* Does `path` match one of the colon-separated globs (full path or basename)? */
 ET_HIDDEN bool et_glob_list_match(const char *globs, const char *path);
 #endif

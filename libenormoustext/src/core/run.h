@@ -29,6 +29,12 @@ struct et_run {
 	                                  segment as large as a huge page */
 	bool quick_lazy;               /* ... and the checks for later passes wait
 	                                  for the first dlopen */
+	/* A copy loaded host-wide into a program with too little text and no
+	 * variable of the library's in its environment: the host's files are
+	 * read, and the options taken from them, by this call at the first
+	 * dlopen (runtime/init.c; NULL: decided at start-up).  False: the
+	 * library stands down from then on. */
+	bool (*decide_later)(struct et_run *run);
 	bool again;                    /* windows already moved may move again */
 	unsigned passes;               /* passes run so far (0: start-up) */
 	uint64_t quick_text;           /* text bytes seen by that count */

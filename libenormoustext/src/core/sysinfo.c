@@ -243,7 +243,7 @@ int et_backend_chain(const struct et_sysinfo *si, enum et_backend requested,
 }
 
 
-uint64_t et_pmd_size_floor(void)
+ET_STARTUP uint64_t et_pmd_size_floor(void)
 {
 	/* Where the PMD maps (page size / 8) pages of the page size — x86-64
 	 * (2 MiB), arm64 with 4/16/64 KiB pages (2/32/512 MiB), riscv64 — that

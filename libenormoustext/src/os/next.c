@@ -11,7 +11,7 @@
 
 #include <dlfcn.h>
 
-void *et_os_next(void **cache, const char *name)
+ET_STARTUP void *et_os_next(void **cache, const char *name)
 {
 	void *p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
 	if (!p) {

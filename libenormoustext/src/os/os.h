@@ -29,6 +29,10 @@
 /* A system call of the library's own: never through syscall(3), which the
  * shared library wraps (os/sys.c).  -1 with errno, or the result. */
 ET_HIDDEN long et_os_sys6(long n, long a, long b, long c, long d, long e, long f);
+/* The same for the start-up path (core/base.h's ET_STARTUP): the result,
+ * or -errno; errno itself is not touched (in a shared library errno is a
+ * call of libc's, one more lazy binding in every process). */
+ET_HIDDEN long et_os_sys_quiet(long n, long a, long b, long c, long d);
 /* The calling thread gets a descriptor table of its own, holding only the
  * descriptors below keep_below (0: none): what it opens from then on can
  * never take a number the program could be handed, and nothing it closes

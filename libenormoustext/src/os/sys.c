@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #if defined(__x86_64__)
-static long raw6(long n, long a, long b, long c, long d, long e, long f)
+ET_STARTUP static long raw6(long n, long a, long b, long c, long d, long e, long f)
 {
 	register long r10 __asm__("r10") = d;
 	register long r8 __asm__("r8") = e;
@@ -38,7 +38,7 @@ static long raw6(long n, long a, long b, long c, long d, long e, long f)
 	return ret;
 }
 #elif defined(__aarch64__)
-static long raw6(long n, long a, long b, long c, long d, long e, long f)
+ET_STARTUP static long raw6(long n, long a, long b, long c, long d, long e, long f)
 {
 	register long x8 __asm__("x8") = n;
 	register long x0 __asm__("x0") = a;
@@ -51,6 +51,21 @@ static long raw6(long n, long a, long b, long c, long d, long e, long f)
 	return x0;
 }
 #endif
+
+ET_STARTUP long et_os_sys_quiet(long n, long a, long b, long c, long d)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	return raw6(n, a, b, c, d, 0, 0);
+#else
+	int saved = errno;
+	long r = syscall(n, a, b, c, d);
+	if (r == -1) {
+		r = -errno;
+		errno = saved;
+	}
+	return r;
+#endif
+}
 
 long et_os_sys6(long n, long a, long b, long c, long d, long e, long f)
 {

@@ -8,11 +8,13 @@
  * straight to libc.
  *
  * Which way this copy was loaded: the loader keeps the name it was given
- * for each object (dladdr's dli_fname), and /etc/ld.so.preload names the
- * library through a path of its own, /etc/enormoustext/preload/NAME (a
- * symbolic link, core/hostwide.h).  Loaded any other way (LD_PRELOAD with
- * the library's own path, `enormoustext run`, linked) the list is not
- * read and the library does what its environment says.
+ * for each object (its list, r_debug's r_map: the entry whose dynamic
+ * section is ours), and /etc/ld.so.preload names the library through a
+ * path of its own, /etc/enormoustext/preload/NAME (a symbolic link,
+ * core/hostwide.h).  Loaded any other way (LD_PRELOAD with the library's
+ * own path, `enormoustext run`, linked), or with a libc other than glibc
+ * (only glibc's loader reads /etc/ld.so.preload), the list is not read and
+ * the library does what its environment says.
  *
  * Which program this is: readlink("/proc/self/exe"), the kernel's own
  * name for the executable, with every symbolic link resolved (the command
@@ -38,11 +40,15 @@
  * root and not writable by group or others; `enormoustext status` says
  * when one is not.
  *
- * Cost in a program that is not listed: one dladdr, one readlink, and an
- * open, fstat, stat, read and close of the list; with --all, an open,
- * fstat, read and close of the settings too; nothing allocated (the
- * start-up path has no malloc: core/util.h: the settings are read into a
- * static buffer).
+ * Cost in a program that is not listed: a walk of the loader's list, one
+ * readlink, and an open, fstat, stat, read and close of the list; with
+ * --all, an open, fstat, read and close of the settings too; nothing
+ * allocated (the start-up path has no malloc: core/util.h: the settings
+ * are read into a static buffer).  Every one of them a system call of its
+ * own (os/: no first call of a libc function, each a lazy binding, no
+ * errno), the code in the start-up section and the buffers small, on the
+ * stack (core/base.h's ET_STARTUP): no page of the library's that the
+ * loader had not touched.
  *
  * The off switch (et_hostwide_off): /etc/enormoustext/off exists, and every
  * copy stands down, however it was loaded: one access(2) per process, the
@@ -50,9 +56,8 @@
  *
  * Owns: the decision "listed or not" for a copy loaded host-wide; the
  * host's settings as this process read them; the off switch.
- * May call: libc (dladdr, readlink, open, fstat, stat, read, close,
- * fnmatch through core/options' globs), core (hostconf's parser, the
- * option table), os/ (the off switch's access).
+ * May call: the loader's list (r_debug), core (hostconf's parser, the
+ * option table, core/options' globs), os/ (the system calls).
  * Never: reads the environment, writes, allocates, says anything, trusts
  * a file another user could have written.
  */
@@ -63,16 +68,20 @@
 #include "core/options.h"
 #include "os/os.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+
 /* Written out, not strcmp/memcmp: each first call of a libc function on
  * this path costs a lazy binding in every process of the host. */
-static bool same(const char *a, const char *b, size_t n)
+ET_STARTUP static bool same(const char *a, const char *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (a[i] != b[i])
@@ -80,13 +89,24 @@ static bool same(const char *a, const char *b, size_t n)
 	return true;
 }
 
+#ifdef __GLIBC__
+/* this object's dynamic section (the linker's symbol) */
+extern ElfW(Dyn) _DYNAMIC[] __attribute__((visibility("hidden")));
+#endif
+
 /* Was this copy loaded through a path in ".../enormoustext/preload/"? */
-static bool loaded_hostwide(void)
+ET_STARTUP static bool loaded_hostwide(void)
 {
-	Dl_info self;
-	if (!dladdr((void *)&loaded_hostwide, &self) || !self.dli_fname)
+#ifdef __GLIBC__
+	const char *f = NULL;
+	for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next)
+		if (l->l_ld == _DYNAMIC) {
+			f = l->l_name;
+			break;
+		}
+	if (!f)
 		return false;
-	const char *f = self.dli_fname, *slash = NULL;
+	const char *slash = NULL;
 	for (const char *p = f; *p; p++)
 		if (*p == '/')
 			slash = p;
@@ -95,25 +115,22 @@ static bool loaded_hostwide(void)
 		return false;
 	const char *dir = slash - dl;
 	return dir[-1] == '/' && same(dir, ET_HOSTWIDE_DIR, dl);
+#else
+	return false;
+#endif
 }
 
-static bool is_blank(char c)
+ET_STARTUP static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r';
 }
 
 enum match { M_NO, M_ALL, M_EXACT };
 
-/* One line of the list (len bytes, no newline): this program, every
- * program (ET_HOSTWIDE_ALL), or neither? */
-static enum match line_is(const char *line, size_t len, const char *exe, size_t n)
+/* One line of the list (len bytes, trimmed): this program, every program
+ * (ET_HOSTWIDE_ALL), or neither? */
+ET_STARTUP static enum match line_is(const char *line, size_t len, const char *exe, size_t n)
 {
-	while (len && is_blank(*line)) {
-		line++;
-		len--;
-	}
-	while (len && is_blank(line[len - 1]))
-		len--;
 	if (!len || line[0] == '#')
 		return M_NO;
 	if (len == n && same(line, exe, n))
@@ -124,73 +141,94 @@ static enum match line_is(const char *line, size_t len, const char *exe, size_t 
 }
 
 /* Is exe (n bytes) a line of the list open at fd, or is every program?
- * Read in pieces, any length; a line longer than a path can be matches
- * nothing. */
-static enum match listed(int fd, const char *exe, size_t n)
+ * Read in pieces, any length.  A line is kept from its first non-blank
+ * byte, in line[cap] (cap > n): one whose content is longer matches
+ * nothing; blanks at its end are not content. */
+ET_STARTUP static enum match listed(int fd, const char *exe, size_t n, char *line, size_t cap)
 {
-	char buf[4096], line[PATH_MAX + 64];
-	size_t len = 0;
-	bool too_long = false;
+	char buf[256];
+	size_t len = 0, content = 0;
+	bool spill = false, too_long = false;
 	enum match best = M_NO, m;
 	for (;;) {
-		ssize_t r = read(fd, buf, sizeof buf);
-		if (r < 0 && errno == EINTR)
+		long r = et_os_sys_quiet(SYS_read, fd, (long)buf, sizeof buf, 0);
+		if (r == -EINTR)
 			continue;
 		if (r <= 0)
 			break;
-		for (ssize_t i = 0; i < r; i++) {
-			if (buf[i] == '\n') {
-				if (!too_long && (m = line_is(line, len, exe, n)) > best)
+		for (long i = 0; i < r; i++) {
+			char c = buf[i];
+			if (c == '\n') {
+				if (!too_long && (m = line_is(line, content, exe, n)) > best)
 					best = m;
 				if (best == M_EXACT)
 					return best;
-				len = 0;
-				too_long = false;
-			} else if (len < sizeof line) {
-				line[len++] = buf[i];
-			} else {
+				len = content = 0;
+				spill = too_long = false;
+				continue;
+			}
+			bool blank = is_blank(c);
+			if (blank && len == 0)
+				continue;   /* leading */
+			if (!blank && spill)
 				too_long = true;
+			if (len < cap) {
+				line[len++] = c;
+				if (!blank)
+					content = len;
+			} else {
+				spill = true;
 			}
 		}
 	}
-	if (!too_long && (m = line_is(line, len, exe, n)) > best)
+	if (!too_long && (m = line_is(line, content, exe, n)) > best)
 		best = m;
 	return best;
 }
 
 /* Only root could have written it (core/hostconf.c's rule). */
-static bool root_file(int fd)
+ET_STARTUP static bool root_file(int fd)
 {
 	struct stat st;
-	return fstat(fd, &st) == 0 && !et_hostwide_untrusted(&st, false);
+	return et_os_sys_quiet(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH) == 0 &&
+	       !et_hostwide_untrusted(&st, false);
 }
 
-static bool root_dir(void)
+ET_STARTUP static bool root_dir(void)
 {
 	struct stat st;
-	return stat(ET_HOSTWIDE_ETC, &st) == 0 && !et_hostwide_untrusted(&st, true);
+	return et_os_sys_quiet(SYS_newfstatat, AT_FDCWD, (long)ET_HOSTWIDE_ETC, (long)&st, 0) == 0 &&
+	       !et_hostwide_untrusted(&st, true);
+}
+
+ET_STARTUP static int open_ro(const char *path)
+{
+	return (int)et_os_sys_quiet(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
 }
 
 /* The host's settings (ET_HOSTWIDE_CONF), once read: for the one process
- * this copy is in, never written after the constructor. */
-static char g_conf_text[ET_HOSTCONF_MAX + 1];
+ * this copy is in, never written after the constructor.  The text is the
+ * one big buffer of the start-up path: first of the big ones, so that a
+ * short file lands in a page of the small variables' (core/base.h). */
+static char g_conf_text[ET_HOSTCONF_MAX + 1] ET_LARGE_BSS_FIRST;
 static struct et_hostconf g_conf;
 static bool g_conf_used;
 
 /* Read the settings: 1 read and used, 0 there is no file, -1 a file that
  * cannot be trusted or read whole (not root's, writable by others, too
  * long). */
-static int conf_read(void)
+ET_STARTUP static int conf_read(void)
 {
-	int fd = open(ET_HOSTWIDE_CONF, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open_ro(ET_HOSTWIDE_CONF);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
+		return fd == -ENOENT ? 0 : -1;
 	int rc = -1;
 	size_t len = 0;
 	if (root_file(fd)) {
 		for (;;) {
-			ssize_t r = read(fd, g_conf_text + len, sizeof g_conf_text - len);
-			if (r < 0 && errno == EINTR)
+			long r = et_os_sys_quiet(SYS_read, fd, (long)(g_conf_text + len),
+			                         (long)(sizeof g_conf_text - len), 0);
+			if (r == -EINTR)
 				continue;
 			if (r <= 0) {
 				rc = r == 0 && len < sizeof g_conf_text ? 1 : -1;
@@ -201,7 +239,7 @@ static int conf_read(void)
 				break;   /* longer than ET_HOSTCONF_MAX */
 		}
 	}
-	close(fd);
+	et_os_sys_quiet(SYS_close, fd, 0, 0, 0);
 	if (rc == 1) {
 		g_conf_text[len] = '\0';
 		et_hostconf_parse(g_conf_text, &g_conf);
@@ -210,45 +248,75 @@ static int conf_read(void)
 	return rc;
 }
 
-bool et_hostwide_stands_down(void)
+/* The decision for the program exe (n bytes, resolved), with line[cap]
+ * (cap > n) for the list's lines. */
+ET_STARTUP static bool stands_down_for(const char *exe, size_t n, char *line, size_t cap)
 {
-	if (!loaded_hostwide())
-		return false;
-	int e = errno;
-	bool down = true;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0 || (size_t)n >= sizeof exe - 1)
-		goto out;
-	exe[n] = '\0';
-	int fd = open(ET_HOSTWIDE_LIST, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open_ro(ET_HOSTWIDE_LIST);
 	if (fd < 0)
-		goto out;
+		return true;
 	/* a list (and its directory) only root could have written, or none */
-	enum match m = root_file(fd) && root_dir() ? listed(fd, exe, (size_t)n) : M_NO;
-	close(fd);
+	enum match m = root_file(fd) && root_dir() ? listed(fd, exe, n, line, cap) : M_NO;
+	et_os_sys_quiet(SYS_close, fd, 0, 0, 0);
 	if (m == M_NO)
-		goto out;
+		return true;
 	int conf = conf_read();
-	if (m == M_EXACT) {
-		down = false;   /* listed by name: the settings when they can be trusted */
-		goto out;
-	}
+	if (m == M_EXACT)
+		return false;   /* listed by name: the settings when they can be trusted */
 	/* every program: only by settings that can be trusted, for the
 	 * programs they name */
 	if (conf < 0)
-		goto out;
+		return true;
 	if (g_conf_used && g_conf.programs && !et_glob_list_match(g_conf.programs, exe))
-		goto out;
+		return true;
 	if (g_conf_used && g_conf.exclude && et_glob_list_match(g_conf.exclude, exe))
-		goto out;
-	down = false;
-out:
-	errno = e;
-	return down;
+		return true;
+	return false;
 }
 
-const char *et_hostwide_setting(const char *name)
+ET_STARTUP static long read_exe(char *buf, size_t cap)
+{
+#ifdef SYS_readlink
+	return et_os_sys_quiet(SYS_readlink, (long)"/proc/self/exe", (long)buf, (long)cap, 0);
+#else
+	return et_os_sys_quiet(SYS_readlinkat, AT_FDCWD, (long)"/proc/self/exe", (long)buf, (long)cap);
+#endif
+}
+
+/* A program whose path does not fit the start-up path's small buffers:
+ * the same with PATH_MAX ones, off that path. */
+__attribute__((noinline)) static bool stands_down_long(void)
+{
+	char exe[PATH_MAX], line[PATH_MAX];
+	long n = read_exe(exe, sizeof exe - 1);
+	if (n <= 0 || (size_t)n >= sizeof exe - 1)
+		return true;
+	exe[n] = '\0';
+	return stands_down_for(exe, (size_t)n, line, sizeof line);
+}
+
+ET_STARTUP bool et_hostwide_stands_down(void)
+{
+	if (!loaded_hostwide())
+		return false;
+	/* small buffers: deep frames would touch stack pages the program's
+	 * start has not */
+	char exe[240], line[244];
+	long n = read_exe(exe, sizeof exe - 1);
+	if (n <= 0)
+		return true;
+	if ((size_t)n >= sizeof exe - 1)
+		return stands_down_long();
+	exe[n] = '\0';
+	return stands_down_for(exe, (size_t)n, line, sizeof line);
+}
+
+ET_STARTUP bool et_hostwide_loaded(void)
+{
+	return loaded_hostwide();
+}
+
+ET_STARTUP const char *et_hostwide_setting(const char *name)
 {
 	if (!g_conf_used)
 		return NULL;
@@ -269,19 +337,17 @@ const char *et_hostwide_setting(const char *name)
  * /etc/ld.so.preload), so that a seccomp filter the process was started
  * under lets it through; made directly (os/), since libc's access would
  * cost a lazy binding in every process started. */
-bool et_hostwide_off(void)
+ET_STARTUP bool et_hostwide_off(void)
 {
-	int e = errno;
 #ifdef SYS_access
-	bool off = et_os_sys6(SYS_access, (long)ET_HOSTWIDE_OFF, F_OK, 0, 0, 0, 0) == 0;
+	bool off = et_os_sys_quiet(SYS_access, (long)ET_HOSTWIDE_OFF, F_OK, 0, 0) == 0;
 #else
-	bool off = et_os_sys6(SYS_faccessat, AT_FDCWD, (long)ET_HOSTWIDE_OFF, F_OK, 0, 0, 0) == 0;
+	bool off = et_os_sys_quiet(SYS_faccessat, AT_FDCWD, (long)ET_HOSTWIDE_OFF, F_OK, 0) == 0;
 #endif
 	/* honoured only where only root could have made it (the directory is
 	 * root's and not writable by group or others): one more call, made
 	 * only while the switch exists */
 	if (off)
 		off = root_dir();
-	errno = e;
 	return off;
 }

@@ -15,6 +15,9 @@
  * for a copy loaded any other way (LD_PRELOAD, linked): the list is not
  * read. */
 ET_HIDDEN bool et_hostwide_stands_down(void);
+/* Was this copy loaded through the host-wide entry?  (A walk of the
+ * loader's list: no system call.) */
+ET_HIDDEN bool et_hostwide_loaded(void);
 /* The host's value of a variable of the library (name: the table's), from
  * core/hostwide.h's ET_HOSTWIDE_CONF, when this copy was loaded host-wide
  * and the file could be trusted (root's, not writable by group or others,

@@ -86,7 +86,7 @@ struct start_ctx {
 /* If s starts with prefix, what follows it; else NULL.  Written out rather
  * than strncmp: on this path every first call of a libc function costs a
  * lazy symbol binding, in every process. */
-static const char *after_prefix(const char *s, const char *prefix)
+ET_STARTUP static const char *after_prefix(const char *s, const char *prefix)
 {
 	for (; *prefix; s++, prefix++)
 		if (*s != *prefix)
@@ -94,7 +94,7 @@ static const char *after_prefix(const char *s, const char *prefix)
 	return s;
 }
 
-static void env_snapshot_take(struct start_ctx *c)
+ET_STARTUP static void env_snapshot_take(struct start_ctx *c)
 {
 	c->nenv = 0;
 	c->overflow = false;
@@ -115,7 +115,7 @@ static void env_snapshot_take(struct start_ctx *c)
 	}
 }
 
-static const char *env_find(const struct start_ctx *c, const char *name)
+ET_STARTUP static const char *env_find(const struct start_ctx *c, const char *name)
 {
 	const char *const *list = c->env;
 	int n = c->nenv;
@@ -133,7 +133,7 @@ static const char *env_find(const struct start_ctx *c, const char *name)
 
 /* The environment's value, else the host's setting (`enable --all`:
  * runtime/hostwide.c; NULL in a copy loaded any other way). */
-static const char *env_get(const char *name, void *ctx)
+ET_STARTUP static const char *env_get(const char *name, void *ctx)
 {
 	const char *v = env_find(ctx, name);
 	return v ? v : et_hostwide_setting(name);
@@ -159,7 +159,7 @@ static void warn_unknown(const struct start_ctx *c)
 		       c->nunknown - ET_UNKNOWN_KEEP);
 }
 
-static void env_warn(const char *name, const char *value, const char *accepts, void *ctx)
+ET_STARTUP static void env_warn(const char *name, const char *value, const char *accepts, void *ctx)
 {
 	struct start_ctx *c = ctx;
 	/* a bad value of the host's settings file is said by `enormoustext
@@ -298,7 +298,51 @@ static void start_and_report(void)
 		et_report_write(run);
 }
 
-__attribute__((constructor)) static void et_constructor(void)
+/* No warning said after start-up: the host's bad values are said by
+ * `enormoustext status`, never by a process. */
+static void warn_none(const char *name, const char *value, const char *accepts, void *ctx)
+{
+	(void)name, (void)value, (void)accepts, (void)ctx;
+}
+
+/*
+ * The host-wide decision the constructor put off (a program with too
+ * little text, nothing in its environment): at the first dlopen or API
+ * call (runtime/pass.c's lazy_init).  Nothing read where a sandbox is
+ * known or in force (runtime/sandbox.c); the options are the host's alone
+ * (the environment had none of the library's at start-up), applied as the
+ * constructor applies them.  False: the library stands down.
+ */
+static bool hostwide_decide_later(struct et_run *run)
+{
+	const char *why = NULL;
+	if (et_sandbox_blocks(&why)) {
+		run->reason = ET_R_SANDBOX;
+		run->reason_detail = why;
+		return false;
+	}
+	if (et_hostwide_stands_down()) {
+		run->reason = ET_R_OFF;
+		return false;
+	}
+	struct start_ctx c = { .nenv = 0, .nwarn = 0 };
+	et_options_parse(&run->opt, env_get, warn_none, &c);
+	et_log_setup(run->opt.verbose, run->opt.verbose_set && run->opt.verbose == 0);
+	if (!run->opt.enabled) {
+		run->reason = ET_R_OFF;
+		return false;
+	}
+	if ((run->opt.mode & ET_MODE_JIT) && !et_other_find())
+		et_jit_start(&run->opt);
+	if (!(run->opt.mode & ET_MODE_TEXT)) {
+		run->opt.enabled = false;
+		run->reason = ET_R_MODE;
+		return false;
+	}
+	return true;
+}
+
+ET_STARTUP __attribute__((constructor)) static void et_constructor(void)
 {
 	struct et_run *run = et_pass_state();
 	if (__atomic_exchange_n(&g_started, 1, __ATOMIC_ACQ_REL))
@@ -313,13 +357,32 @@ __attribute__((constructor)) static void et_constructor(void)
 		run->reason = ET_R_OFF;
 		return;
 	}
-	/* /etc/ld.so.preload: only the listed programs (runtime/hostwide.c) */
-	if (et_hostwide_stands_down()) {
-		run->reason = ET_R_OFF;
-		return;
-	}
 	struct start_ctx c = { .nenv = 0, .nwarn = 0 };
 	env_snapshot_take(&c);
+	/* /etc/ld.so.preload: only the listed programs (runtime/hostwide.c).
+	 * The host's files are read where their answer matters now: a program
+	 * with too little text for a window, and no variable of the library's
+	 * in its environment, has nothing to move, to arm or to say before its
+	 * first dlopen, which decides (decide_later); it starts as an empty
+	 * preloaded library would (bench/startup-cost --hostwide). */
+	if (et_hostwide_loaded()) {
+		uint64_t seg = 0, fl = et_pmd_size_floor();
+		(void)et_objects_collect(NULL, 0, &seg, &run->quick_text);
+		if (c.nenv == 0 && !c.overflow && fl && seg < fl) {
+			/* the quick start-up below, with the options left for
+			 * decide_later to read (nothing reads them before it) */
+			run->decide_later = hostwide_decide_later;
+			run->ran = true;
+			run->quick = true;
+			run->si.pmd_size = fl;
+			et_pass_start_quick();
+			return;
+		}
+		if (et_hostwide_stands_down()) {
+			run->reason = ET_R_OFF;
+			return;
+		}
+	}
 	et_options_parse(&run->opt, env_get, env_warn, &c);
 	if (run->opt.top_only)
 		strip_own_preload();

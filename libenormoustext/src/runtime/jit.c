@@ -88,7 +88,7 @@ static void count(uint64_t *c, uint64_t n)
 #define WIN_TRIES 0x0fu
 #define WIN_DONE 0x10u
 #define WIN_MAX_TRIES 4u
-static uintptr_t g_win[WIN_SLOTS];
+static uintptr_t g_win[WIN_SLOTS] ET_LARGE_BSS;
 
 static uintptr_t *win_slot(uintptr_t w)
 {

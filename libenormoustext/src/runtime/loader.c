@@ -113,12 +113,12 @@ struct gated {
 	bool entered, turned_away;
 };
 
-static bool nested(void)
+ET_STARTUP static bool nested(void)
 {
 	return __atomic_load_n(&g_inside, __ATOMIC_ACQUIRE) && pthread_equal(g_inside_owner, pthread_self());
 }
 
-static int call(struct gated *g, struct dl_phdr_info *info, size_t size)
+ET_STARTUP static int call(struct gated *g, struct dl_phdr_info *info, size_t size)
 {
 	if (!g->fn)
 		return g->cb(info, size, g->arg);
@@ -131,7 +131,7 @@ static int call(struct gated *g, struct dl_phdr_info *info, size_t size)
 	return 1;
 }
 
-static int gate_cb(struct dl_phdr_info *info, size_t size, void *a)
+ET_STARTUP static int gate_cb(struct dl_phdr_info *info, size_t size, void *a)
 {
 	struct gated *g = a;
 	if (!g->entered) {
@@ -149,12 +149,12 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *a)
 	return call(g, info, size);
 }
 
-static int nested_cb(struct dl_phdr_info *info, size_t size, void *a)
+ET_STARTUP static int nested_cb(struct dl_phdr_info *info, size_t size, void *a)
 {
 	return call(a, info, size);
 }
 
-static void run_gated(struct gated *g)
+ET_STARTUP static void run_gated(struct gated *g)
 {
 	if (nested()) {
 		/* from inside a callback of ours: the lock is this thread's */
@@ -192,7 +192,7 @@ void et_loader_locked(void (*fn)(void *, unsigned long long, unsigned long long)
 	run_gated(&g);
 }
 
-void et_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+ET_STARTUP void et_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
 {
 	struct gated g = { .cb = cb, .arg = arg };
 	run_gated(&g);

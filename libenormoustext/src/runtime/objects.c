@@ -76,7 +76,7 @@ static bool has_textrel(const struct dl_phdr_info *info, const ElfW(Phdr) *ph)
 	return false;
 }
 
-static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
+ET_STARTUP static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	struct collect *c = arg;
@@ -202,7 +202,7 @@ bool et_object_still_mapped(const struct et_object *o)
 	return phdrs_of(o->base, &ph, &n) && (uintptr_t)ph == o->phdr;
 }
 
-size_t et_objects_collect(struct et_object *objs, size_t cap, uint64_t *max_seg,
+ET_STARTUP size_t et_objects_collect(struct et_object *objs, size_t cap, uint64_t *max_seg,
                           uint64_t *text_bytes)
 {
 	struct collect c = { objs, 0, cap, (uintptr_t)&self_marker,

@@ -714,6 +714,14 @@ static int g_lazy_state;   /* 0 not done, 1 in progress, 2 done */
 
 static void lazy_init(void)
 {
+	bool (*decide)(struct et_run *) = g_run.decide_later;
+	if (decide) {
+		g_run.decide_later = NULL;
+		if (!decide(&g_run)) {
+			__atomic_store_n(&g_active, false, __ATOMIC_RELEASE);
+			return;
+		}
+	}
 	if (et_other_find()) {
 		__atomic_store_n(&g_active, false, __ATOMIC_RELEASE);
 		return;
@@ -886,14 +894,14 @@ void et_pass_reserve(size_t nobjs)
 	table_unlock();
 }
 
-struct et_run *et_pass_state(void)
+ET_STARTUP struct et_run *et_pass_state(void)
 {
 	return &g_run;
 }
 
 /* The quick start-up (nothing to move, nothing to say): everything loaded
  * now has been looked at; the checks wait for the first dlopen. */
-static int counts_cb(struct dl_phdr_info *info, size_t size, void *arg)
+ET_STARTUP static int counts_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)arg;
 	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
@@ -903,7 +911,7 @@ static int counts_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-void et_pass_start_quick(void)
+ET_STARTUP void et_pass_start_quick(void)
 {
 	/* the loader's counts read without a fork gate's handlers (their
 	 * registration is a cost every process of a preloaded tree would pay):

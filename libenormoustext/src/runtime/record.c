@@ -83,7 +83,7 @@
 #define REC_MAX_CPUS 256
 #define REC_HZ ET_PROFILE_RECORD_HZ
 
-static char g_path[1024];
+static char g_path[1024] ET_LARGE_BSS;
 static pid_t g_pid;
 static bool g_on;
 static const char *g_method = "";
@@ -122,7 +122,7 @@ struct rring {
 	size_t len;
 };
 
-static struct rring g_rings[REC_MAX_CPUS];
+static struct rring g_rings[REC_MAX_CPUS] ET_LARGE_BSS;
 static int g_nrings;
 
 /* Unmapping a ring ends its event (the last reference to its file). */
@@ -253,7 +253,7 @@ static uint64_t context_pc(const void *ucv)
 
 static uint64_t *g_tbuf;
 static uint64_t g_tcount;       /* samples offered; those past TIMER_CAP are lost */
-static int g_tslots[TIMER_SLOTS];   /* kernel timer id + 1 of each sampled thread; 0 free */
+static int g_tslots[TIMER_SLOTS] ET_LARGE_BSS;   /* kernel timer id + 1 of each sampled thread; 0 free */
 static int g_inflight;          /* handlers running now */
 static char g_timer_tag;        /* its sigev_value, to tell its signals from a kill() */
 static bool g_handler_ours;     /* SIGPROF's disposition is on_sigprof, not one the program set */

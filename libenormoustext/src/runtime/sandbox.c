@@ -60,7 +60,7 @@ void et_sandbox_on_entering(void (*fn)(const char *what))
 	}
 }
 
-void et_sandbox_trust(bool trust)
+ET_STARTUP void et_sandbox_trust(bool trust)
 {
 	g_trust = trust;
 }
