@@ -90,8 +90,10 @@ ET_STARTUP static bool same(const char *a, const char *b, size_t n)
 }
 
 #ifdef __GLIBC__
-/* this object's dynamic section (the linker's symbol) */
-extern ElfW(Dyn) _DYNAMIC[] __attribute__((visibility("hidden")));
+/* this object's dynamic section (the linker's symbol); weak: a program
+ * linked statically with libenormoustext.a has none, and is never loaded
+ * through /etc/ld.so.preload */
+extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak, visibility("hidden")));
 #endif
 
 /* Was this copy loaded through a path in ".../enormoustext/preload/"? */
@@ -99,6 +101,8 @@ ET_STARTUP static bool loaded_hostwide(void)
 {
 #ifdef __GLIBC__
 	const char *f = NULL;
+	if (!_DYNAMIC)
+		return false;
 	for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next)
 		if (l->l_ld == _DYNAMIC) {
 			f = l->l_name;

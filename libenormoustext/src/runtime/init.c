@@ -17,6 +17,14 @@
  * environment and nothing is done: the environment is the caller's, not
  * the program's.
  *
+ * Loaded host-wide (/etc/ld.so.preload, runtime/hostwide.c) into a program
+ * with too little text for a window and no variable of the library's in
+ * its environment, the constructor reads none of the host's files: it
+ * starts quick, and the first dlopen (runtime/pass.c's lazy_init) calls
+ * hostwide_decide_later, which reads them, applies the program globs and
+ * takes the host's settings.  Every process of the host runs this path:
+ * its code is ET_STARTUP (core/base.h) and makes no call of libc's.
+ *
  * Owns: the environment snapshot and its warnings, the start-up decisions
  * (off, quick, speak, act).
  * May call: core (options, log, sysinfo), runtime (objects: a count;
