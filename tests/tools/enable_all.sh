@@ -11,7 +11,8 @@
 # (ENORMOUSTEXT_VERBOSE=0: silent, ENORMOUSTEXT=0: nothing moved); an
 # excluded program and one outside --programs load the library and it
 # does nothing, silently; a setuid program run by another user does
-# nothing; a bad value in the file draws no message from any process;
+# nothing; a program under a seccomp filter that kills on readlink (the
+# host-wide check's call) lives, the library standing down; a bad value in the file draws no message from any process;
 # a file, a list or a directory writable by others is not trusted (the
 # library stands down, status says why), nor an off switch in such a
 # directory; --binary acts beside --all whatever its globs say; status and
@@ -128,6 +129,62 @@ sleep 1.5
 [ "$(huge_of "$HPID" "$W/on/suid/tt_hold")" = 0 ] || fail "the library moved text in a secure-execution process"
 stop_hold suid "$HPID"
 [ ! -s "$W/suid.hold.err" ] || fail "the library spoke in a secure-execution process: $(head -2 "$W/suid.hold.err")"
+
+# a seccomp filter that kills on readlink (the host-wide check's call), put
+# in before exec as systemd's SystemCallFilter= does: the program lives as
+# it would without the library (its text stays small, nothing said)
+cat >"$W/nolink.c" <<'EOF'
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#define ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define ARCH AUDIT_ARCH_AARCH64
+#endif
+/* nolink COMMAND...: run COMMAND under a filter killing readlink(at) */
+int main(int argc, char **argv)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#ifdef __NR_readlink
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_readlink, 2, 0),
+#else
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_readlinkat, 2, 0),
+#endif
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_readlinkat, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	};
+	struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+	if (argc < 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
+		perror("nolink");
+		return 125;
+	}
+	execvp(argv[1], argv + 1);
+	perror("nolink: exec");
+	return 127;
+}
+EOF
+"$TT_CC" -O1 -o "$W/nolink" "$W/nolink.c" 2>"$W/cc.log" || fail "cannot build nolink: $(head -3 "$W/cc.log")"
+sysrc=$((128 + $(kill -l SYS)))
+t nolink_shown -- "$W/nolink" readlink /proc/self/exe
+expect_rc "$sysrc" "the filter on readlink itself (it must kill)"
+t nolink -- env -i "$W/nolink" "$ON" --exit 0
+expect_rc 0 "a program under a filter that kills on readlink, --all on"
+expect_no_err "a program under a seccomp filter, --all on"
+t nolink_verbose -- env -i ENORMOUSTEXT_VERBOSE=2 "$W/nolink" "$ON" --exit 0
+expect_rc 0 "a program under a filter that kills on readlink, a variable in its environment"
+note "under a filter that kills on readlink: the filter kills readlink (rc $sysrc), the library's program lives (rc 0)"
 
 # status and enable --list
 t status -- "$TOOL" status --no-probe

@@ -386,6 +386,17 @@ ET_STARTUP __attribute__((constructor)) static void et_constructor(void)
 			et_pass_start_quick();
 			return;
 		}
+		/* a seccomp filter in force (systemd's SystemCallFilter=) may
+		 * kill for the readlink the host-wide check makes: stand down
+		 * first, silently (ENORMOUSTEXT_SECCOMP=trust in the
+		 * environment, not the host's settings, says otherwise) */
+		const char *t = env_find(&c, "ENORMOUSTEXT_SECCOMP");
+		const char *why = NULL;
+		if (!(t && strcmp(t, "trust") == 0) && et_sandbox_blocks(&why)) {
+			run->reason = ET_R_SANDBOX;
+			run->reason_detail = why;
+			return;
+		}
 		if (et_hostwide_stands_down()) {
 			run->reason = ET_R_OFF;
 			return;
