@@ -6,10 +6,13 @@
 # whole output can be compared), run once (about 0.1 s) with the library
 # preloaded, no ENORMOUSTEXT_* variable but ENORMOUSTEXT_VERBOSE=1 and
 # ENORMOUSTEXT_REPORT: its output and exit status are its plain run's (but
-# for the line naming the library), stderr is empty, no report is written;
-# and, where strace is installed, the process opened no file its plain run
-# did not but the library itself (no smaps, no pagemap: nothing was looked
-# at) and started one thread more (the waiting worker).  Then with --run 3
+# for the line naming the library), stderr is the one line that says it
+# ended before the deferral and nothing moved, and the report says the same
+# (ran false, that reason, nothing huge); without either variable, stderr is
+# empty and no report is written; and, where strace is installed, the
+# process opened no file its plain run did not but the library itself and
+# its report (no smaps, no pagemap: nothing was looked at) and started one
+# thread more (the waiting worker).  Then with --run 3
 # (calling its functions for 3 s, its checks at the end): at the end its
 # text is huge (its own smaps), the report says so, and the summary line
 # was printed, once; the report's cpu_ns (the library's CPU time) is
@@ -43,10 +46,22 @@ done
 grep -q '^bigtext: libenormoustext: loaded from' "$OUT" || fail "the library was not loaded (LD_PRELOAD did not take)"
 grep -v '^bigtext: libenormoustext:' "$OUT" | diff "$D/plain.cmp" - >"$D/short.diff" ||
 	fail "a run that ends before the deferral printed other than its plain run: $(head -6 "$D/short.diff" | tr '\n' '|')"
-stderr_empty "a process that ends before the deferral (ENORMOUSTEXT_VERBOSE=1)"
-reports=$(find "$D" -name 'short-*.json*' | wc -l)
-[ "$reports" -eq 0 ] || fail "a process that ends before the deferral wrote a report: $(find "$D" -name 'short-*.json*' | tr '\n' ' ')"
-echo "-- ended in $ms ms: output as plain, stderr empty, no report"
+stderr_one_line '^enormoustext: ended after [0-9.]+ m?s, before the 1 s deferral \(ENORMOUSTEXT_DEFER\): nothing moved$' \
+	"a process that ends before the deferral (ENORMOUSTEXT_VERBOSE=1)"
+said=$(cat "$ERR")
+reports=$(find "$D" -name 'short-*.json' | wc -l)
+[ "$reports" -eq 1 ] || fail "a process that ends before the deferral with ENORMOUSTEXT_REPORT wrote $reports reports (one expected): $(find "$D" -name 'short-*' | tr '\n' ' ')"
+"$JSON_FLAT" "$D"/short-*.json >"$D/short.flat" || fail "the short run's report is not valid JSON: $(head -c 300 "$D"/short-*.json)"
+field() { awk -F '\t' -v k="$1" '$1 == k { print $3 }' "$D/short.flat"; }
+[ "$(field .ran)" = false ] || fail "the short run's report says ran=$(field .ran)"
+[[ $(field .reason) == "ended before the deferral (ENORMOUSTEXT_DEFER): nothing moved: it ended after "*", the deferral is 1 s" ]] ||
+	fail "the short run's report gives the reason '$(field .reason)'"
+[ "$(field .huge_bytes)" = 0 ] || fail "the short run's report says $(field .huge_bytes) bytes huge"
+echo "-- ended in $ms ms: output as plain, said '$said', its report: $(field .reason)"
+# asked for neither a word nor a report: not a word
+run quiet LD_PRELOAD="$PRE" -- "./$EXE"
+[ "$RC" -eq 0 ] || fail "with the library (defaults, silent), a short run exited $RC: $(bigtext_says)"
+stderr_empty "a process that ends before the deferral, ENORMOUSTEXT_VERBOSE unset"
 
 if command -v strace >/dev/null 2>&1; then
 	st="strace -f -qq -e trace=openat,open,clone,clone3,fork,vfork"
@@ -57,7 +72,8 @@ if command -v strace >/dev/null 2>&1; then
 	# the paths opened, and the threads started, by any thread of each
 	opened() { sed -n 's/^[0-9]* *open[a-z]*(\(AT_FDCWD, \)\{0,1\}"\([^"]*\)".*/\2/p' "$1" | sort; }
 	threads() { grep -cE '^[0-9]+ +(clone|clone3|fork|vfork)\(' "$1"; }
-	extra=$(comm -13 <(opened "$D/plain.st") <(opened "$D/short.st") | grep -vF "$(realpath "$PRE")" | grep -vxF "$PRE")
+	extra=$(comm -13 <(opened "$D/plain.st") <(opened "$D/short.st") | grep -vF "$(realpath "$PRE")" | grep -vxF "$PRE" |
+		grep -v "^$D/st-[0-9]*\.json")
 	echo "-- under strace, opened beyond the plain run's files (but the library): ${extra:-nothing}"
 	if grep -E 'smaps|pagemap|/maps$|kpage' <<<"$extra"; then
 		fail "a process that ends before the deferral looked at its memory: it opened $(tr '\n' ' ' <<<"$extra")"
@@ -65,8 +81,9 @@ if command -v strace >/dev/null 2>&1; then
 	t_plain=$(threads "$D/plain.st") t_short=$(threads "$D/short.st")
 	echo "-- threads started: plain $t_plain, with the library $t_short"
 	[ "$t_short" -le $((t_plain + 1)) ] || fail "the library started $((t_short - t_plain)) threads or processes in a short run (one waiting worker at most)"
-	[ ! -s "$D/st.err" ] || fail "under strace the short run printed on stderr: $(head -3 "$D/st.err")"
-	[ "$(find "$D" -name 'st-*.json*' | wc -l)" -eq 0 ] || fail "under strace the short run wrote a report"
+	[ "$(grep -c . "$D/st.err")" -eq 1 ] && grep -q 'before the 1 s deferral' "$D/st.err" ||
+		fail "under strace the short run printed on stderr: $(head -3 "$D/st.err")"
+	[ "$(find "$D" -name 'st-*.json' | wc -l)" -eq 1 ] || fail "under strace the short run wrote no report"
 else
 	echo "-- strace is not installed: what the short run opened is not checked"
 fi
@@ -93,7 +110,7 @@ echo "-- peak RSS of a short run: the library adds $med kB (median of 5 pairs; $
 [ "$med" -le 2048 ] || fail "a short run's peak RSS grew by $med kB with the library (at most 2048)"
 # bigtext runs all of its text, so a copy of it costs no more RSS than the
 # file pages it replaces; clang --version runs little of its 175 MiB: the
-# same, and a control with the copies made at start-up (as before 0.3),
+# same, and a control with the copies made at start-up (ENORMOUSTEXT_DEFER=0),
 # which must break the bound (or the measure proves nothing)
 if CL=$(command -v clang); then
 	diffs=()

@@ -59,6 +59,7 @@ enum et_reason {
 	ET_R_UNLOADED,        /* the loader unloaded objects during the pass: tried again later */
 	ET_R_LITTLE_RUN,      /* a deferred pass: too little of it has run for a copy to pay (COPY_MIN) */
 	ET_R_EXEC_REFUSED,    /* mprotect(PROT_EXEC) of a written copy refused (EACCES): SELinux execmem? */
+	ET_R_ENDED_FIRST,     /* the process ended before the deferral (ENORMOUSTEXT_DEFER) did */
 	ET_R__COUNT
 };
 /* reason_mask holds one bit per reason */

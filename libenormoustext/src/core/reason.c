@@ -47,6 +47,7 @@ static const char reason_texts[ET_R__COUNT][72] = {
 	[ET_R_UNLOADED] = "objects were unloaded during the pass: left for the next one",
 	[ET_R_LITTLE_RUN] = "too little of it has run for a copy to pay (ENORMOUSTEXT_COPY_MIN)",
 	[ET_R_EXEC_REFUSED] = "a copy may not be made executable (EACCES: SELinux execmem?)",
+	[ET_R_ENDED_FIRST] = "ended before the deferral (ENORMOUSTEXT_DEFER): nothing moved",
 };
 
 const char *et_reason_text(enum et_reason r)

@@ -90,6 +90,7 @@ static pthread_t g_thread;
 static void (*g_work)(void), (*g_serve)(void), (*g_on_due)(void);
 static uint64_t (*g_due)(void);
 static struct timespec g_deadline;   /* CLOCK_MONOTONIC */
+static uint64_t g_started_ns, g_delay_ns;   /* et_defer_start's time (CLOCK_MONOTONIC) and delay */
 
 /* The worker's stack: the pipeline keeps its tables in scratch mappings,
  * its largest frames are a few path buffers.  Measured: 24 KiB touched by
@@ -319,6 +320,8 @@ int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void), u
 	if (e)
 		return e;
 	clock_gettime(CLOCK_MONOTONIC, &g_deadline);
+	g_started_ns = (uint64_t)g_deadline.tv_sec * 1000000000ull + (uint64_t)g_deadline.tv_nsec;
+	g_delay_ns = delay_ns;
 	uint64_t ns = (uint64_t)g_deadline.tv_nsec + delay_ns % 1000000000ull;
 	g_deadline.tv_sec += (time_t)(delay_ns / 1000000000ull + ns / 1000000000ull);
 	g_deadline.tv_nsec = (long)(ns % 1000000000ull);
@@ -451,6 +454,40 @@ void et_defer_stand_down(const char *what)
 	wait_gone(__atomic_load_n(&g_tid, __ATOMIC_ACQUIRE));
 	if (was_waiting)
 		et_log(1, "ENORMOUSTEXT_DEFER: %s before the deferral ended: nothing moved", what);
+}
+
+bool et_defer_end_if_waiting(uint64_t *lived_ns, uint64_t *delay_ns)
+{
+	if (!__atomic_load_n(&g_joinable, __ATOMIC_ACQUIRE) || __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != D_WAITING ||
+	    et_defer_is_worker())
+		return false;
+	pthread_mutex_lock(&g_m);
+	if (g_stop || g_state != D_WAITING) {
+		pthread_mutex_unlock(&g_m);
+		return false;
+	}
+	/* it waits for the deadline under g_m: told to stop, it says
+	 * D_STOOD_DOWN at once and returns, before it could begin */
+	__atomic_store_n(&g_stop, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_counting, false, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&g_c);
+	g_joinable = false;
+	struct timespec until = wait_until();
+	bool late = false;
+	while (g_state != D_STOOD_DOWN)
+		if (pthread_cond_timedwait(&g_c, &g_m, &until) == ETIMEDOUT) {
+			late = true;
+			break;
+		}
+	pthread_mutex_unlock(&g_m);
+	if (late)
+		pthread_detach(g_thread);
+	else
+		pthread_join(g_thread, NULL);
+	uint64_t now = et_now_ns();
+	*lived_ns = now > g_started_ns ? now - g_started_ns : 0;
+	*delay_ns = g_delay_ns;
+	return true;
 }
 
 void et_defer_hurry(const char *what)

@@ -39,6 +39,12 @@ ET_HIDDEN bool et_defer_hurried(void);
 /* On the worker: wait ns (ENORMOUSTEXT_DEFER_RATE's pause between
  * pieces); false when it is asked to stand down meanwhile (at once). */
 ET_HIDDEN bool et_defer_sleep(uint64_t ns);
+/* At exit (runtime/init.c's destructor): a worker still waiting stands
+ * down, silently, and true (the process ended within the deferral: its
+ * work was never done); false, and nothing changed, in every other case
+ * (no worker, or it has begun its work).  lived_ns: the time since
+ * et_defer_start; delay_ns: the deferral it was given. */
+ET_HIDDEN bool et_defer_end_if_waiting(uint64_t *lived_ns, uint64_t *delay_ns);
 /* Is there a worker whose work is not done yet? */
 ET_HIDDEN bool et_defer_waiting(void);
 /* On the worker: has it been asked to stand down?  A pass stops between

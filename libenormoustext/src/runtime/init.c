@@ -306,6 +306,45 @@ static void start_and_report(void)
 		et_report_write(run);
 }
 
+/* "1 s", "1.5 s", "20 ms": a duration for a line. */
+static const char *secs(char *buf, size_t cap, uint64_t ns)
+{
+	uint64_t ms = (ns + 500000ull) / 1000000ull;
+	if (ms < 1000)
+		snprintf(buf, cap, "%llu ms", (unsigned long long)ms);
+	else if (ms % 1000 == 0)
+		snprintf(buf, cap, "%llu s", (unsigned long long)(ms / 1000));
+	else
+		snprintf(buf, cap, "%llu.%02llu s", (unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000 / 10));
+	return buf;
+}
+
+/*
+ * A process that ends within the deferral (clang --version: 50 ms) moved
+ * nothing.  Asked to speak (ENORMOUSTEXT_VERBOSE>=1) or to report
+ * (ENORMOUSTEXT_REPORT), it says so, and the report says so too; asked
+ * for neither, exit costs one load.  Not in a fork's child (it has no
+ * worker: defer.c), nor after the worker began (it reports for itself).
+ */
+__attribute__((destructor)) static void ended_first(void)
+{
+	struct et_run *run = et_pass_state();
+	if (!run->opt.enabled || (run->opt.verbose < 1 && !run->opt.report))
+		return;
+	uint64_t lived, delay;
+	if (!et_defer_end_if_waiting(&lived, &delay))
+		return;
+	static char detail[96];
+	char a[32], b[32];
+	snprintf(detail, sizeof detail, "it ended after %s, the deferral is %s", secs(a, sizeof a, lived),
+	         secs(b, sizeof b, delay));
+	et_log(1, "ended after %s, before the %s deferral (ENORMOUSTEXT_DEFER): nothing moved", a, b);
+	run->reason = ET_R_ENDED_FIRST;
+	run->reason_detail = detail;
+	if (run->opt.report)
+		et_report_write(run);
+}
+
 /* No warning said after start-up: the host's bad values are said by
  * `enormoustext status`, never by a process. */
 static void warn_none(const char *name, const char *value, const char *accepts, void *ctx)
