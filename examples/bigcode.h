@@ -1,5 +1,5 @@
 /*
- * bigcode.h — about 4.4 MiB of machine code for the examples, so that there
+ * bigcode.h — about 4.3 MiB of machine code for the examples, so that there
  * is something worth putting on huge pages: 1100 functions, each a run of
  * 4 KiB of no-op instructions and an add.  Include it in one file.
  */

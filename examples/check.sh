@@ -2,7 +2,7 @@
 # check.sh WAY PROGRAM LIBRARY — run one example as its README says, on a
 # fresh copy (a freshly linked file can be mapped huge by the kernel alone),
 # first with the library off (nothing huge), then on.
-#   preload: >= 1 whole 2 MiB window of its ~4.4 MiB of text huge
+#   preload: >= 1 whole 2 MiB window of its ~4.3 MiB of text huge
 #   linked:  the same, the library linked in
 #   script:  100% of its text huge (aligned and padded at link time)
 set -u
@@ -20,7 +20,7 @@ sed 's/^/off| /' "$W/off"; sed 's/^/on | /' "$W/on"
 [ "$(grep checksum "$W/off")" = "$(grep checksum "$W/on")" ] || { echo "FAIL: results differ"; exit 1; }
 case $way in
 script) want=100 ;;
-*) want=40 ;;      # 2 of its ~4.4 MiB (one window) at the least
+*) want=40 ;;      # 2 of its ~4.3 MiB (one window) at the least
 esac
 [ "$(pct "$W/on")" -ge $want ] || { echo "FAIL: $(pct "$W/on")% of the text huge, expected >= $want%"; exit 1; }
 echo "PASS [example.$way]"
