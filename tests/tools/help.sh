@@ -11,7 +11,9 @@
 # profile import` is import's help; the top-level help names every
 # `profile` subcommand; `run --help` offers every variable of the library's option table and
 # the library it would really use; `check --help` gives this system's PMD
-# size; an unknown command or option: one line, status 2; the man page passes
+# size; an unknown command or option: one line, status 2; a mistyped
+# command (each with two letters swapped): one line with "did you mean" the
+# command, status 2; the man page passes
 # `groff -ww` where groff exists.
 . "$(dirname "$0")/lib.sh"
 
@@ -32,6 +34,19 @@ t none -- "$TOOL"
 expect_rc 2 "no command"; [ -s "$ERR" ] || fail "no command: no usage on stderr"
 t bogus_cmd -- "$TOOL" frobnicate
 expect_bad 2 "an unknown command" "'frobnicate'"
+grep -q "did you mean" "$ERR" && fail "frobnicate, near to no command, gets a suggestion: $(cat "$ERR")"
+# A mistyped command: one line naming it and the nearest command, status 2
+# (core/util.c's et_edit_distance, a swap of two letters counting one);
+# every command of the top-level help with two letters swapped, and `help`.
+t typo_cmd -- "$TOOL" stauts
+expect_bad 2 "a mistyped command" "^enormoustext: 'stauts' is not a command; did you mean 'status'\\?\$"
+for c in $(sed -n '/^commands:$/,/^$/s/^  \([a-z]\+\) .*/\1/p' "$W/1.top.out"); do
+	typo=$(echo "$c" | sed 's/^\(.\)\(.\)\(.\)/\1\3\2/')
+	t "typo_$c" -- "$TOOL" "$typo"
+	expect_bad 2 "'$typo' for '$c'" "^enormoustext: '$typo' is not a command; did you mean '$c'\\?\$"
+done
+t typo_help -- "$TOOL" help cmopare
+expect_bad 2 "help of a mistyped command" "^enormoustext: 'cmopare' is not a command; did you mean 'compare'\\?\$"
 t bogus_opt -- "$TOOL" --frobnicate
 expect_bad 2 "an unknown option" "'--frobnicate'"
 

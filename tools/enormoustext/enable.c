@@ -614,31 +614,6 @@ static bool systemd_knows(const char *unit)
 	return known;
 }
 
-/* Edit distance of a and b (at most 64 characters of each). */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[65];
-	if (la > 64 || lb > 64)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t best = prev + (a[i - 1] != b[j - 1]);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
 /* The services of the unit directories (under --root) whose names are
  * nearest to unit (within a third of its length, ".service" left out;
  * 1 for a short one), into out: "a.service,
@@ -666,7 +641,7 @@ static void near_units(const struct ctx *c, const char *unit, char *out, size_t 
 				continue;
 			char other[256];
 			snprintf(other, sizeof other, "%.*s", (int)(l - 8), de->d_name);
-			size_t dist = distance(stem, other);
+			size_t dist = et_edit_distance(stem, other, false);   /* unit names are case-sensitive */
 			if (dist == 0 || dist > limit)
 				continue;
 			bool dup = false;

@@ -9,7 +9,8 @@
  *
  * Owns: the list of subcommands and the top-level help; which subcommand
  * runs (et_tool_cmd, for the messages); `help COMMAND [SUBCOMMAND]`; the
- * hidden `__generate` (what opts.c makes of every table).
+ * hidden `__generate` (what opts.c makes of every table); the "did you
+ * mean" of a mistyped command (by core/util.c's et_edit_distance).
  * May call: each subcommand's et_cmd_* and et_cmd_*_spec; opts.c; msg.c
  * (the usage messages).
  * Never: does a subcommand's work; defines anything another file calls
@@ -19,6 +20,7 @@
 #include "tool.h"
 #include "opts.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,29 @@ static void usage(FILE *f)
 	        "when a range stayed small.\n");
 }
 
+/* A word that is no command: one line, with the nearest command when one
+ * is near (a third of the word's letters off at most, 1 for a short one;
+ * a swap of two letters counts 1: core/util.c's et_edit_distance, the one
+ * the library's variables use); ET_EXIT_USAGE. */
+static int not_a_command(const char *word)
+{
+	size_t limit = strlen(word) / 3 ? strlen(word) / 3 : 1;
+	unsigned bd = UINT_MAX;
+	const char *best = NULL;
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		unsigned d = et_edit_distance(word, cmds[i].name, false);
+		if (d < bd) {
+			bd = d;
+			best = cmds[i].name;
+		}
+	}
+	if (best && bd <= limit) {
+		et_tool_err("'%s' is not a command; did you mean '%s'?", word, best);
+		return ET_EXIT_USAGE;
+	}
+	return et_tool_usage("'%s' is not a command", word);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -97,7 +122,7 @@ int main(int argc, char **argv)
 				return cmds[i].fn(argc > 3 ? 3 : 2, hargv);
 			}
 		}
-		return et_tool_usage("no command '%s'", argv[2]);
+		return not_a_command(argv[2]);
 	}
 	if (!strcmp(c, "__generate")) {
 		/* for the build and the tests: not in the help */
@@ -118,5 +143,5 @@ int main(int argc, char **argv)
 	}
 	if (c[0] == '-')
 		return et_tool_usage("unknown option '%s' (give a command first)", c);
-	return et_tool_usage("no command '%s'", c);
+	return not_a_command(c);
 }

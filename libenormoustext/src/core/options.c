@@ -105,40 +105,12 @@ ET_STARTUP bool et_option_known(const char *entry)
 	return false;
 }
 
-/* Levenshtein distance of two short names, ignoring case (longer ones
- * are cut at 63). */
-static unsigned distance(const char *a, const char *b)
-{
-	unsigned row[64];
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 63) la = 63;
-	if (lb > 63) lb = 63;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= la; i++) {
-		unsigned diag = row[0];
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= lb; j++) {
-			unsigned up = row[j];
-			char x = a[i - 1], y = b[j - 1];
-			if (x >= 'a' && x <= 'z') x = (char)(x - 'a' + 'A');
-			if (y >= 'a' && y <= 'z') y = (char)(y - 'a' + 'A');
-			unsigned best = diag + (x != y);
-			if (up + 1 < best) best = up + 1;
-			if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 const char *et_option_nearest(const char *name)
 {
 	const char *best = table[0].name;
 	unsigned bd = ~0u;
 	for (int id = 0; id < ET_OPT__COUNT; id++) {
-		unsigned d = distance(name, table[id].name);
+		unsigned d = et_edit_distance(name, table[id].name, true);
 		if (d < bd) {
 			bd = d;
 			best = table[id].name;

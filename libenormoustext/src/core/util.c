@@ -4,8 +4,10 @@
  * Owns: scratch memory (anonymous mappings, never malloc's), the monotonic
  * clock, et_strlcpy, build-ids in hex, THE reader of small files whole
  * (et_read_file, et_read_fd: sysfs and /proc files, a profile), the rule
- * for RLIMIT_AS headroom, %p in a path, and the byte sink the text writers
- * (json.c, profile.c) write through.
+ * for RLIMIT_AS headroom, %p in a path, the edit distance of every "did
+ * you mean" (et_edit_distance: the library's variables, the command's
+ * subcommands and units), and the byte sink the text writers (json.c,
+ * profile.c) write through.
  * May call: os (mappings).
  * Never: allocates with malloc, uses a stdio stream, keeps process state
  * (see core/base.h for why).
@@ -49,6 +51,40 @@ uint64_t et_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static char fold(char c, bool fold_case)
+{
+	return fold_case && c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+}
+
+unsigned et_edit_distance(const char *a, const char *b, bool fold_case)
+{
+	/* three rows of the table: i - 2, i - 1 and i (a swap looks two back) */
+	unsigned r[3][ET_EDIT_DISTANCE_MAX + 1];
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > ET_EDIT_DISTANCE_MAX || lb > ET_EDIT_DISTANCE_MAX)
+		return UINT_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		r[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned *cur = r[i % 3], *up = r[(i - 1) % 3], *up2 = r[(i + 1) % 3];
+		char x = fold(a[i - 1], fold_case);
+		cur[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			char y = fold(b[j - 1], fold_case);
+			unsigned best = up[j - 1] + (x != y);
+			if (up[j] + 1 < best)
+				best = up[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && x == fold(b[j - 2], fold_case) && fold(a[i - 2], fold_case) == y &&
+			    up2[j - 2] + 1 < best)
+				best = up2[j - 2] + 1;
+			cur[j] = best;
+		}
+	}
+	return r[la % 3][lb];
 }
 
 size_t et_strlcpy(char *dst, const char *src, size_t cap)

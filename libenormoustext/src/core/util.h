@@ -28,6 +28,14 @@ ET_HIDDEN long et_read_fd(int fd, char *buf, size_t cap);
 ET_HIDDEN bool et_as_headroom_ok(void);
 /* "%p" in a path becomes the process id; 0 or -ENAMETOOLONG. */
 ET_HIDDEN int et_expand_path(const char *in, char *out, size_t cap);
+/* THE edit distance of the project's "did you mean" (a mistyped variable,
+ * subcommand or unit): insertions, deletions, substitutions and a swap of
+ * two neighbouring characters ("stauts" is 1 from "status") each count 1
+ * (the optimal string alignment distance); fold_case: 'a' and 'A' are the
+ * same.  Strings longer than ET_EDIT_DISTANCE_MAX are near to nothing
+ * (UINT_MAX). */
+#define ET_EDIT_DISTANCE_MAX 64
+ET_HIDDEN unsigned et_edit_distance(const char *a, const char *b, bool fold_case);
 
 /* Where a text writer's bytes go (the JSON writer, the profile writer):
  * write(ctx, bytes, n) takes them (its errors are its own to keep: an
