@@ -7,12 +7,14 @@
  * May call: check_elf.c (the analysis of one file), preload.c (where the
  * linker scripts are), core (options: the pad
  * threshold's default is the library's, from its table; sysinfo: this
- * system's PMD size; json), msg.c, common.c.
+ * system's PMD size; json), progress.c (the line on a terminal while
+ * several files are checked), msg.c, common.c.
  * Never: holds a default of the library's itself.
  */
 #include "check_elf.h"
 #include "opts.h"
 #include "preload.h"
+#include "progress.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -123,6 +125,11 @@ int et_cmd_check(int argc, char **argv)
 	int nfiles = a.nops;
 	if (nfiles == 0)
 		return et_tool_usage("no FILE given");
+	/* several files: which one, on a terminal (before stdout is taken) */
+	struct et_progress line;
+	et_progress_start(&line, "check");
+	if (nfiles < 2)
+		et_progress_end(&line);
 	struct et_json j;
 	et_json_init(&j, stdout);
 	bool list = nfiles > 1, any = false;
@@ -133,6 +140,8 @@ int et_cmd_check(int argc, char **argv)
 		if (!o.json && any)
 			putchar('\n');
 		fflush(stdout);
+		et_progress_show(&line, true, "file %d of %d, %.1f s: %s", i + 1, nfiles, et_progress_elapsed(&line),
+		                 a.ops[i]);
 		if (et_check_path(a.ops[i], &o, stdout, &j, stderr) != 0)
 			rc = ET_EXIT_BAD;
 		else
@@ -145,5 +154,7 @@ int et_cmd_check(int argc, char **argv)
 			et_json_end(&j);
 	}
 	fflush(stdout);
+	/* (after the last write to stdout: the JSON writer holds the stream) */
+	et_progress_end(&line);
 	return rc;
 }

@@ -20,6 +20,7 @@
 #include "tool.h"
 #include "opts.h"
 #include "preload.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,10 +40,25 @@
 
 extern char **environ;
 
-enum { O_RUNS = 1, O_WARMUP, O_COUNTERS, O_MODEL, O_LIB, O_JSON };
+enum { O_RUNS = 1, O_BUDGET, O_WARMUP, O_COUNTERS, O_MODEL, O_LIB, O_JSON };
+
+/* The rule's figures: the noise threshold (1%), the interval's confidence
+ * (95%, two-sided), the pairs a budget may add up to. */
+#define NOISE 0.01
+#define ALPHA 0.05
+#define MIN_INTERVAL_PAIRS 6    /* the fewest pairs with a 95% interval of the median */
+#define MAX_PAIRS 1000
 
 static const struct et_opt options[] = {
-	{ "runs", 'n', "N", "pairs of runs measured (plain, library), alternated [5]", O_RUNS, 0, 0, 0, NULL, 0 },
+	{ "runs", 'n', "N",
+	  "pairs of runs measured (plain, library), alternated, at least;\n"
+	  "more are run until the verdict is clear or --budget is spent [6]",
+	  O_RUNS, 0, 0, 0, NULL, 0 },
+	{ "budget", 0, "SECONDS",
+	  "time the pairs may take, warm-up included: past --runs pairs,\n"
+	  "none is begun that would end after it at the pace so far, and\n"
+	  "the verdict is what the pairs show; 0: --runs pairs exactly [30]",
+	  O_BUDGET, 0, 0, 0, NULL, 0 },
 	{ "warmup", 0, "N", "pairs run first and not counted (page cache, priming) [1]", O_WARMUP, 0, 0, 0, NULL, 0 },
 	{ "counters", 0, "SOURCE",
 	  "where iTLB misses come from: pmu (the hardware counters), model (itlbgrind\n"
@@ -56,19 +72,36 @@ static const struct et_opt options[] = {
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
 
+/* The rule, as the output says it ("rule:", JSON "rule"). */
+#define RULE_1 "worth it when the 95% interval of the median time ratio lies above 1.01,"
+#define RULE_2 "costs more than it saves when it lies below 0.99, within the noise otherwise;"
+#define RULE_3 "nothing to compare when the library moved no text in any of its runs"
+
 static const struct et_cmd_spec spec = {
 	.name = "compare",
 	.forms = { { NULL, "[--] COMMAND [ARGS...]" } },
 	.about = "Run COMMAND plain and with libenormoustext preloaded, alternated (A B A B...),\n"
 	         "and say whether the library is worth it for it on this machine: the ratio of\n"
-	         "their times (plain / library: above 1 the library makes it faster) with its\n"
-	         "spread over the pairs, what the library cost (its CPU, MiB copied and mapped\n"
-	         "zero-copy), the text's Pss and how much of it was huge (one more pair, not\n"
-	         "timed, its smaps read while it runs), iTLB misses of both,\n"
-	         "and one verdict: worth it (faster in every pair, by 1% or more at the median),\n"
-	         "costs more than it saves (slower in every pair, by 1% or more), or within the\n"
-	         "noise.  The library acts by the environment's ENORMOUSTEXT_* variables (its\n"
-	         "defaults where none is set); the plain runs have it taken out of LD_PRELOAD.\n"
+	         "their times (plain / library: above 1 the library makes it faster), its median\n"
+	         "over the pairs and the 95% interval of that median, what the library cost (its\n"
+	         "CPU, MiB copied and mapped zero-copy), the text's Pss and how much of it was\n"
+	         "huge (one more pair, not timed, its smaps read while it runs), iTLB misses of\n"
+	         "both, and one verdict, by this rule:\n"
+	         "  worth it: the interval lies above 1.01 (faster by more than 1%);\n"
+	         "  costs more than it saves: it lies below 0.99 (slower by more than 1%);\n"
+	         "  within the noise: otherwise (it lies between, or reaches past 0.99 or 1.01\n"
+	         "    when --budget is spent, or there are too few pairs for an interval);\n"
+	         "  nothing to compare: the library moved no text in any of its runs (its\n"
+	         "    report says so), whatever the times;\n"
+	         "  behaves differently: COMMAND exited differently with the library.\n"
+	         "The interval is distribution-free (the pairs' ratios' order statistics: 6\n"
+	         "pairs at least).  After --runs pairs, more are run, one at a time, until the\n"
+	         "interval lies wholly above 1.01, below 0.99 or between them, or --budget is\n"
+	         "spent (the answer then is what the pairs show); so a program asked again gets\n"
+	         "the same verdict unless its true ratio is near 0.99 or 1.01.  On a terminal,\n"
+	         "standard error shows the pair, the time spent and the ratio so far.\n"
+	         "The library acts by the environment's ENORMOUSTEXT_* variables (its defaults\n"
+	         "where none is set); the plain runs have it taken out of LD_PRELOAD.\n"
 	         "COMMAND's input is /dev/null and its output is thrown away; the exit status of\n"
 	         "every run is compared.\n",
 	.sections = { { NULL, options } },
@@ -77,6 +110,11 @@ static const struct et_cmd_spec spec = {
 	        "bp_l1_tlb_miss_l2_tlb_miss where the CPU is known), or the model's L1 iTLB\n"
 	        "misses and page walks of the top process (itlbgrind: installed with the\n"
 	        "enormoustext-itlbgrind package, or $ITLBGRIND_LIB, or this build tree's).\n"
+	        "Where the machine has no hardware PMU counters (a VM without a virtual PMU),\n"
+	        "the model's counts are the figure that shows a gain too small for the time\n"
+	        "to show: one run of each under Valgrind, after the pairs, when the library\n"
+	        "moved text; with its predicted share of cycles saved.  They never change the\n"
+	        "verdict, which is the time's.\n"
 	        "\n"
 	        "Exit status: 0 both ran alike; 1 COMMAND could not run, a counter source asked\n"
 	        "for is not there, or COMMAND exited differently with the library; 2 usage error.\n",
@@ -98,7 +136,7 @@ enum { C_INSTR, C_ITLB, C_WALK, C_N };
 
 struct pmu {
 	bool ok;
-	char why[160];
+	char why[300];
 	struct perf_event_attr attr[C_N];
 	bool have[C_N];
 	const char *event[C_N];
@@ -115,6 +153,16 @@ struct run {
 	/* the library's report (library runs) */
 	bool report;
 	uint64_t huge_bytes, zero_copy_bytes, lib_cpu_ns;
+	char reason[160];            /* its "reason" (why it did less than all) */
+	/* the model's estimate of translation cycles (code and data) */
+	bool estimated;
+	uint64_t est_cycles;
+};
+
+/* Called every half second while a run goes on (the progress line). */
+struct ticker {
+	void (*fn)(void *arg);
+	void *arg;
 };
 
 static uint64_t now_ns(void)
@@ -257,6 +305,30 @@ static bool json_num(const char *text, const char *key, uint64_t *out)
 	return true;
 }
 
+/* A string after "key": in a JSON text (the first occurrence), its escapes
+ * \" and \\ undone (others kept as they are); "" when absent. */
+static void json_str(const char *text, const char *key, char *out, size_t cap)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	out[0] = '\0';
+	const char *p = strstr(text, pat);
+	if (!p)
+		return;
+	p += strlen(pat);
+	while (*p == ' ')
+		p++;
+	if (*p++ != '"')
+		return;
+	size_t n = 0;
+	for (; *p && *p != '"' && n + 1 < cap; p++) {
+		if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
+			p++;
+		out[n++] = *p;
+	}
+	out[n] = '\0';
+}
+
 static char *slurp(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -295,9 +367,11 @@ static char *slurp(const char *path)
  * `sample`, its smaps are read while it runs (not in a timed run: reading
  * the smaps of a process holds its mmap lock, and clang --version ran
  * 0.76x to 1.2x of itself depending on where the reads fell).
+ * With tick, tick->fn is called every half second while it runs.
  * Returns 0, or -1 when COMMAND could not be started (errno set).
  */
-static int run_once(char **argv, char **env, struct pmu *pmu, const char *report, bool sample, struct run *r)
+static int run_once(char **argv, char **env, struct pmu *pmu, const char *report, bool sample,
+                    const struct ticker *tick, struct run *r)
 {
 	int go[2], ex[2];
 	if (pipe2(go, O_CLOEXEC) != 0)
@@ -366,15 +440,20 @@ static int run_once(char **argv, char **env, struct pmu *pmu, const char *report
 	struct rusage ru;
 	int st = 0;
 	/* Sampled: smaps every 50 ms for the first second, then every 250 ms;
-	 * the pidfd says at once when it ends.  Timed: only waited for. */
+	 * the pidfd says at once when it ends.  Timed: only waited for (and
+	 * the progress line drawn every half second). */
 	if (pfd >= 0) {
-		for (int tick = 0;; tick++) {
+		for (int n_tick = 0;; n_tick++) {
 			struct pollfd p = { .fd = pfd, .events = POLLIN };
-			int n = poll(&p, 1, !sample ? -1 : tick < 20 ? 50 : 250);
+			int n = poll(&p, 1, sample ? (n_tick < 20 ? 50 : 250) : tick ? 500 : -1);
 			if (n > 0)
 				break;
 			if (n < 0 && errno != EINTR)
 				break;
+			if (tick)
+				tick->fn(tick->arg);
+			if (!sample)
+				continue;
 			uint64_t ps, hg;
 			if (sample_text(pid, &ps, &hg)) {
 				r->text_pss_kib = ps;
@@ -423,6 +502,7 @@ static int run_once(char **argv, char **env, struct pmu *pmu, const char *report
 			r->report = true;
 			json_num(t, "zero_copy_bytes", &r->zero_copy_bytes);
 			json_num(t, "cpu_ns", &r->lib_cpu_ns);
+			json_str(t, "reason", r->reason, sizeof r->reason);
 		}
 		free(t);
 	}
@@ -465,6 +545,45 @@ static void cpu_id_read(struct cpu_id *id)
 	fclose(f);
 }
 
+/* The name of an errno perf_event_open gives ("ENOENT"), or its text. */
+static const char *errno_name(int e)
+{
+	switch (e) {
+	case ENOENT: return "ENOENT";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENODEV: return "ENODEV";
+	case EACCES: return "EACCES";
+	case EPERM: return "EPERM";
+	case EINVAL: return "EINVAL";
+	case ENOSYS: return "ENOSYS";
+	default: return strerror(e);
+	}
+}
+
+/* Why the hardware counters cannot be had, as a sentence (p->why): no PMU
+ * (ENOENT, EOPNOTSUPP, ENODEV for a hardware event: a VM without a virtual
+ * PMU, a kernel without its driver), refused (the paranoid setting), or
+ * the error itself. */
+static void pmu_why(struct pmu *p, int e, const char *event)
+{
+	if (e == ENOENT || e == EOPNOTSUPP || e == ENODEV) {
+		snprintf(p->why, sizeof p->why,
+		         "this machine has no hardware PMU counters (perf_event_open: %s for hardware events: "
+		         "a VM without a virtual PMU?)", errno_name(e));
+	} else if (e == EACCES || e == EPERM) {
+		char par[16];
+		if (et_tool_read("/proc/sys/kernel/perf_event_paranoid", par, sizeof par) <= 0)
+			snprintf(par, sizeof par, "?");
+		snprintf(p->why, sizeof p->why,
+		         "the hardware PMU counters are refused to this process (perf_event_open: %s; "
+		         "kernel.perf_event_paranoid is %s: 2 or less lets a user count their own programs)",
+		         errno_name(e), par);
+	} else {
+		snprintf(p->why, sizeof p->why, "the hardware PMU counters cannot be opened (perf_event_open: %s "
+		         "for the hardware event '%s')", errno_name(e), event);
+	}
+}
+
 /* The hardware counters: instructions and the generic iTLB read misses
  * must open on this process (else pmu->why says why), and the vendor's
  * completed-walk event where the CPU is one we know. */
@@ -494,12 +613,7 @@ static void pmu_probe(struct pmu *p)
 		a.enable_on_exec = 0;
 		int fd = perf_open(&a, 0);
 		if (fd < 0) {
-			int e = errno;
-			snprintf(p->why, sizeof p->why, "%s: %s%s", p->event[c], strerror(e),
-			         e == ENOENT || e == EOPNOTSUPP || e == ENODEV
-			                 ? " (no hardware PMU here: a VM without a virtual PMU?)"
-			         : e == EACCES || e == EPERM ? " (kernel.perf_event_paranoid?)"
-			                                     : "");
+			pmu_why(p, errno, p->event[c]);
 			return;
 		}
 		close(fd);
@@ -646,7 +760,8 @@ static void model_find(struct model *m, const char *core)
 
 /* COMMAND once under the model, in the environment env; the top process's
  * counts into r (C_INSTR, C_ITLB, C_WALK).  0, or -1 with m->why set. */
-static int model_run(struct model *m, char **argv, int argc, char **env, const char *out, struct run *r)
+static int model_run(struct model *m, char **argv, int argc, char **env, const char *out, const struct ticker *tick,
+                     struct run *r)
 {
 	char o1[64], o2[2 * PATH_MAX + 16];
 	snprintf(o1, sizeof o1, "--model=%s", m->core);
@@ -686,7 +801,7 @@ static int model_run(struct model *m, char **argv, int argc, char **env, const c
 	unlink(out);
 	struct run mr;
 	memset(&mr, 0, sizeof mr);
-	int rc = run_once(av, e, NULL, NULL, false, &mr);
+	int rc = run_once(av, e, NULL, NULL, false, tick, &mr);
 	free(av);
 	free(e);
 	if (rc != 0) {
@@ -701,6 +816,12 @@ static int model_run(struct model *m, char **argv, int argc, char **env, const c
 		free(t);
 		return -1;
 	}
+	/* the modelled core's estimate: the first model's (the one asked for) */
+	uint64_t code = 0, data = 0;
+	r->estimated = json_num(t, "estimated_cycles", &code);
+	if (r->estimated)
+		json_num(t, "data_estimated_cycles", &data);
+	r->est_cycles = code + data;
 	free(t);
 	r->counted[C_INSTR] = r->counted[C_ITLB] = r->counted[C_WALK] = true;
 	return 0;
@@ -728,12 +849,6 @@ static uint64_t milli(uint64_t a, uint64_t b)
 	return b ? (uint64_t)((double)a * 1000.0 / (double)b + 0.5) : 0;
 }
 
-static const char *ratio_str(char *buf, size_t cap, uint64_t m)
-{
-	snprintf(buf, cap, "%llu.%03llu", (unsigned long long)(m / 1000), (unsigned long long)(m % 1000));
-	return buf;
-}
-
 static int exit_code(int st)
 {
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -745,6 +860,8 @@ struct side {
 	int status;
 	bool report;
 	uint64_t huge_bytes, zero_copy_bytes, lib_cpu_ns;
+	bool estimated;              /* the model's estimate of translation cycles */
+	uint64_t est_cycles;
 };
 
 static void summarise(const struct run *runs, size_t n, int variant, bool pmu, struct side *s)
@@ -781,356 +898,757 @@ static void summarise(const struct run *runs, size_t n, int variant, bool pmu, s
 	free(v);
 }
 
+/* ------------------------------------------------------------ the rule */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The distribution-free interval of the median of n sorted values: the
+ * order statistics [v[k-1], v[n-k]] for the largest k with
+ * P(Binomial(n, 1/2) < k) <= ALPHA/2; *cover is its confidence,
+ * 1 - 2 P(Binomial(n, 1/2) < k) (96.9% for 6 values).  False when n is too
+ * small for one at 1 - ALPHA (fewer than 6 values).
+ */
+static bool median_interval(const double *v, size_t n, double *lo, double *hi, double *cover)
+{
+	double pmf = 1.0, cum = 0.0;
+	for (size_t i = 0; i < n; i++)
+		pmf *= 0.5;   /* P(B = 0); n <= MAX_PAIRS keeps it a normal double */
+	size_t k = 0;
+	for (size_t j = 0; j < n; j++) {
+		if (cum + pmf > ALPHA / 2)
+			break;
+		cum += pmf;
+		k = j + 1;
+		pmf = pmf * (double)(n - j) / (double)(j + 1);
+	}
+	if (!k)
+		return false;
+	*lo = v[k - 1];
+	*hi = v[n - k];
+	*cover = 1.0 - 2.0 * cum;
+	return true;
+}
+
+/* What the pairs say so far: the ratios (plain / library, per pair), their
+ * median, spread and interval; the exit statuses; what the library moved. */
+struct figures {
+	size_t np;                   /* measured pairs */
+	double med, min, max;        /* the pairs' ratios */
+	bool interval;               /* [lo, hi] at confidence cover (6 pairs or more) */
+	double lo, hi, cover;
+	bool differ;                 /* an exit status differed in a pair */
+	int st_plain, st_lib;
+	size_t lib_runs, reports, moved_runs;   /* library runs, with a report, that moved text */
+	const char *reason;          /* the last report's reason where it moved nothing (in the runs) */
+};
+
+static void figures_of(const struct run *rs, size_t measured, struct figures *f)
+{
+	memset(f, 0, sizeof *f);
+	double *r = calloc(measured / 2 + 1, sizeof *r);
+	for (size_t i = 0; i + 1 < measured; i += 2) {
+		if (exit_code(rs[i].status) != exit_code(rs[i + 1].status)) {
+			f->differ = true;
+			f->st_plain = exit_code(rs[i].status);
+			f->st_lib = exit_code(rs[i + 1].status);
+		}
+		if (r)
+			r[f->np] = rs[i + 1].wall_ns ? (double)rs[i].wall_ns / (double)rs[i + 1].wall_ns : 1.0;
+		f->np++;
+	}
+	for (size_t i = 1; i < measured; i += 2) {
+		f->lib_runs++;
+		f->reports += rs[i].report;
+		f->moved_runs += rs[i].report && rs[i].huge_bytes > 0;
+		if (rs[i].report && !rs[i].huge_bytes && rs[i].reason[0])
+			f->reason = rs[i].reason;
+	}
+	if (r && f->np) {
+		qsort(r, f->np, sizeof *r, cmp_double);
+		f->min = r[0];
+		f->max = r[f->np - 1];
+		f->med = f->np % 2 ? r[f->np / 2] : (r[f->np / 2 - 1] + r[f->np / 2]) / 2;
+		f->interval = median_interval(r, f->np, &f->lo, &f->hi, &f->cover);
+	} else {
+		f->np = 0;
+	}
+	free(r);
+}
+
+/* Whether no more pairs are needed: "behaves differently", "nothing moved",
+ * or the interval lies wholly above 1 + NOISE, below 1 - NOISE or between
+ * (NULL: not yet). */
+static const char *settled(const struct figures *f)
+{
+	if (f->differ)
+		return "behaves differently";
+	if (!f->moved_runs)
+		return "nothing moved";
+	if (f->interval &&
+	    (f->lo > 1.0 + NOISE || f->hi < 1.0 - NOISE || (f->lo >= 1.0 - NOISE && f->hi <= 1.0 + NOISE)))
+		return "clear";
+	return NULL;
+}
+
 /* ------------------------------------------------------------ the command */
 
-int et_cmd_compare(int argc, char **argv)
-{
-	uint64_t runs = 5, warmup = 1;
-	const char *counters = "auto", *core = NULL, *lib_opt = NULL;
-	bool json = false;
-	struct et_args a;
-	et_args_init(&a, &spec, argc, argv);
-	int c;
-	while ((c = et_args_next(&a)) > 0) {
-		switch (c) {
-		case O_RUNS:
-			if (et_tool_parse_u64(a.val, &runs) != 0 || runs < 1 || runs > 1000)
-				return et_tool_usage("%s takes a number of pairs 1..1000, not '%s'", et_args_name(&a), a.val);
-			break;
-		case O_WARMUP:
-			if (et_tool_parse_u64(a.val, &warmup) != 0 || warmup > 100)
-				return et_tool_usage("%s takes a number of pairs 0..100, not '%s'", et_args_name(&a), a.val);
-			break;
-		case O_COUNTERS: counters = a.val; break;
-		case O_MODEL: core = a.val; break;
-		case O_LIB: lib_opt = a.val; break;
-		case O_JSON: json = true; break;
-		}
-	}
-	if (c < 0)
-		return et_args_exit(c);
-	if (!a.nops)
-		return et_tool_usage("give the COMMAND to compare (enormoustext compare [options] -- COMMAND [ARGS...])");
-
-	if (!runnable(a.ops[0])) {
-		et_tool_err("cannot run %s: %s", a.ops[0], strerror(errno));
-		return ET_EXIT_BAD;
-	}
+/* One compare: its options, what it set up, what it measured, the answer. */
+struct cmp {
+	/* parsed */
+	uint64_t min_pairs, warmup, budget_s;
+	const char *counters, *core, *lib_opt;
+	bool json;
+	char **cmd;
+	int ncmd;
+	/* set up */
 	char lib[PATH_MAX];
-	if (et_tool_library(lib_opt, lib, sizeof lib) != 0)
-		return ET_EXIT_BAD;
-	char *preload = et_tool_preload(lib_opt);
-	if (!preload)
-		return ET_EXIT_BAD;
-	char dir[] = "/tmp/enormoustext-compare.XXXXXX";
-	if (!mkdtemp(dir)) {
-		et_tool_err("cannot make a directory for the library's reports: %s", strerror(errno));
-		free(preload);
-		return ET_EXIT_BAD;
-	}
+	char *preload;
+	char dir[40];
 	char report[PATH_MAX], mout[2][PATH_MAX];
-	snprintf(report, sizeof report, "%s/report.json", dir);
-	snprintf(mout[0], sizeof mout[0], "%s/model-plain.json", dir);
-	snprintf(mout[1], sizeof mout[1], "%s/model-library.json", dir);
-	char **env[2] = { make_env(NULL, NULL, lib), make_env(preload, report, lib) };
-	int rc = ET_EXIT_OK;
-	struct run *rs = NULL;
-	if (!env[0] || !env[1]) {
-		et_tool_err("out of memory");
-		rc = ET_EXIT_BAD;
-		goto out;
-	}
-
-	/* where the counts come from */
+	char **env[2];
 	struct pmu pmu;
 	struct model model;
-	memset(&model, 0, sizeof model);
-	const char *source = "none";
-	char why_none[420] = "";
-	bool want_pmu = !strcmp(counters, "auto") || !strcmp(counters, "pmu");
-	bool want_model = !strcmp(counters, "auto") || !strcmp(counters, "model");
-	memset(&pmu, 0, sizeof pmu);
-	if (want_pmu) {
-		pmu_probe(&pmu);
-		if (pmu.ok)
-			source = "pmu";
-		else if (!strcmp(counters, "pmu")) {
-			et_tool_err("--counters pmu: the hardware counters cannot be read: %s", pmu.why);
-			rc = ET_EXIT_BAD;
-			goto out;
-		}
-	}
-	if (!pmu.ok && want_model) {
-		model_find(&model, core);
-		if (model.ok)
-			source = "model";
-		else if (!strcmp(counters, "model")) {
-			et_tool_err("--counters model: %s", model.why);
-			rc = ET_EXIT_BAD;
-			goto out;
-		}
-	}
-	if (!strcmp(source, "none")) {
-		if (!strcmp(counters, "none"))
-			snprintf(why_none, sizeof why_none, "--counters none");
-		else
-			snprintf(why_none, sizeof why_none, "%s; %s", pmu.why, model.why);
-	}
+	const char *source;          /* "pmu", "model", "none" */
+	char why_none[640];          /* why no counts ("" when there are) */
+	/* measured */
+	struct et_progress prog;
+	bool warming;                /* the warm-up pairs run */
+	char phase[80];              /* what runs now, after the pairs (the progress line) */
+	struct run *rs;
+	size_t measured, cap;
+	double pairs_s;              /* what the pairs took, warm-up included */
+	const char *stopped;         /* why no more pairs were run */
+	struct side s[2];
+	bool modelled;               /* the model's counts are in s[] */
+	char model_skipped[200];     /* why the model was not run ("" when it was, or not asked) */
+	/* the answer */
+	struct figures f;
+	const char *verdict;
+	char why[700];
+	int rc;
+};
 
-	size_t total = (size_t)(runs + warmup) * 2;
-	rs = calloc(total, sizeof *rs);
-	if (!rs) {
+/* --- parse */
+
+#define GO_ON (-1)
+
+/* The options and COMMAND into c: GO_ON, or the exit status now (--help
+ * printed, or a usage error said). */
+static int compare_parse(struct cmp *c, int argc, char **argv)
+{
+	c->min_pairs = MIN_INTERVAL_PAIRS;
+	c->warmup = 1;
+	c->budget_s = 30;
+	c->counters = "auto";
+	struct et_args a;
+	et_args_init(&a, &spec, argc, argv);
+	int o;
+	while ((o = et_args_next(&a)) > 0) {
+		switch (o) {
+		case O_RUNS:
+			if (et_tool_parse_u64(a.val, &c->min_pairs) != 0 || c->min_pairs < 1 || c->min_pairs > MAX_PAIRS)
+				return et_tool_usage("%s takes a number of pairs 1..%d, not '%s'", et_args_name(&a),
+				                     MAX_PAIRS, a.val);
+			break;
+		case O_BUDGET:
+			if (et_tool_parse_u64(a.val, &c->budget_s) != 0 || c->budget_s > 86400)
+				return et_tool_usage("%s takes a number of seconds 0..86400, not '%s'", et_args_name(&a),
+				                     a.val);
+			break;
+		case O_WARMUP:
+			if (et_tool_parse_u64(a.val, &c->warmup) != 0 || c->warmup > 100)
+				return et_tool_usage("%s takes a number of pairs 0..100, not '%s'", et_args_name(&a), a.val);
+			break;
+		case O_COUNTERS: c->counters = a.val; break;
+		case O_MODEL: c->core = a.val; break;
+		case O_LIB: c->lib_opt = a.val; break;
+		case O_JSON: c->json = true; break;
+		}
+	}
+	if (o < 0)
+		return et_args_exit(o);
+	if (!a.nops)
+		return et_tool_usage("give the COMMAND to compare (enormoustext compare [options] -- COMMAND [ARGS...])");
+	c->cmd = a.ops;
+	c->ncmd = a.nops;
+	return GO_ON;
+}
+
+/* --- set up: the library, the environments, where the counts come from */
+
+static int compare_setup(struct cmp *c)
+{
+	if (!runnable(c->cmd[0])) {
+		et_tool_err("cannot run %s: %s", c->cmd[0], strerror(errno));
+		return ET_EXIT_BAD;
+	}
+	if (et_tool_library(c->lib_opt, c->lib, sizeof c->lib) != 0)
+		return ET_EXIT_BAD;
+	c->preload = et_tool_preload(c->lib_opt);
+	if (!c->preload)
+		return ET_EXIT_BAD;
+	snprintf(c->dir, sizeof c->dir, "/tmp/enormoustext-compare.XXXXXX");
+	if (!mkdtemp(c->dir)) {
+		et_tool_err("cannot make a directory for the library's reports: %s", strerror(errno));
+		c->dir[0] = '\0';
+		return ET_EXIT_BAD;
+	}
+	snprintf(c->report, sizeof c->report, "%s/report.json", c->dir);
+	snprintf(c->mout[0], sizeof c->mout[0], "%s/model-plain.json", c->dir);
+	snprintf(c->mout[1], sizeof c->mout[1], "%s/model-library.json", c->dir);
+	c->env[0] = make_env(NULL, NULL, c->lib);
+	c->env[1] = make_env(c->preload, c->report, c->lib);
+	if (!c->env[0] || !c->env[1]) {
 		et_tool_err("out of memory");
-		rc = ET_EXIT_BAD;
-		goto out;
+		return ET_EXIT_BAD;
 	}
-	if (!json) {
-		fprintf(stderr, "compare: %s: %llu pair%s (after %llu warm-up pair%s), plain and with %s, alternated\n",
-		        a.ops[0], (unsigned long long)runs, et_tool_s(runs), (unsigned long long)warmup,
-		        et_tool_s(warmup), lib);
+	bool want_pmu = !strcmp(c->counters, "auto") || !strcmp(c->counters, "pmu");
+	bool want_model = !strcmp(c->counters, "auto") || !strcmp(c->counters, "model");
+	c->source = "none";
+	if (want_pmu) {
+		pmu_probe(&c->pmu);
+		if (c->pmu.ok) {
+			c->source = "pmu";
+		} else if (!strcmp(c->counters, "pmu")) {
+			et_tool_err("--counters pmu: %s", c->pmu.why);
+			return ET_EXIT_BAD;
+		}
 	}
-	size_t measured = 0;
-	for (size_t i = 0; i < total; i++) {
-		int v = (int)(i % 2);
+	if (!c->pmu.ok && want_model) {
+		model_find(&c->model, c->core);
+		if (c->model.ok) {
+			c->source = "model";
+		} else if (!strcmp(c->counters, "model")) {
+			et_tool_err("--counters model: %s", c->model.why);
+			return ET_EXIT_BAD;
+		}
+	}
+	if (!strcmp(c->counters, "none"))
+		snprintf(c->why_none, sizeof c->why_none, "--counters none");
+	else if (!strcmp(c->source, "none"))
+		snprintf(c->why_none, sizeof c->why_none, "%s, and no model: %s", c->pmu.why, c->model.why);
+	return ET_EXIT_OK;
+}
+
+/* --- act: the pairs, the text's sample, the model */
+
+static const char *ratio3(char *buf, size_t cap, double r)
+{
+	snprintf(buf, cap, "%.3f", r);
+	return buf;
+}
+
+/* The progress line while the pairs run: the pair, the time, the ratio. */
+static void show_pairs(struct cmp *c, bool force)
+{
+	if (!c->prog.on)
+		return;
+	size_t pair = c->measured / 2 + 1;   /* the pair running now, counted from the first measured */
+	double t = et_progress_elapsed(&c->prog);
+	char of[64], ratio[96] = "", a[16], b[16], m[16];
+	size_t done = c->measured / 2;
+	if (c->warming) {
+		et_progress_show(&c->prog, force, "warm-up, %.1f s", t);
+		return;
+	}
+	if (pair <= c->min_pairs || !c->budget_s) {
+		snprintf(of, sizeof of, "of %llu", (unsigned long long)c->min_pairs);
+	} else {
+		/* the pairs the budget leaves room for, at the pace so far */
+		double per = c->pairs_s / (double)(done + c->warmup);
+		size_t most = done + (per > 0 ? (size_t)(((double)c->budget_s - t) / per) : 0);
+		if (most < pair)
+			most = pair;
+		if (most > MAX_PAIRS)
+			most = MAX_PAIRS;
+		snprintf(of, sizeof of, "of at most %zu (%llu s budget)", most, (unsigned long long)c->budget_s);
+	}
+	if (c->f.np && c->f.interval)
+		snprintf(ratio, sizeof ratio, ", ratio %sx, 95%% interval %s..%s", ratio3(m, sizeof m, c->f.med),
+		         ratio3(a, sizeof a, c->f.lo), ratio3(b, sizeof b, c->f.hi));
+	else if (c->f.np)
+		snprintf(ratio, sizeof ratio, ", ratio %sx (pairs %s..%s)", ratio3(m, sizeof m, c->f.med),
+		         ratio3(a, sizeof a, c->f.min), ratio3(b, sizeof b, c->f.max));
+	et_progress_show(&c->prog, force, "pair %zu %s, %.1f s%s", pair, of, t, ratio);
+}
+
+static void tick_pairs(void *arg)
+{
+	show_pairs(arg, false);
+}
+
+/* The next pair: plain, then the library; kept unless a warm-up one.
+ * 0, or ET_EXIT_BAD after one line (COMMAND could not be started). */
+static int run_pair(struct cmp *c, bool keep)
+{
+	const struct ticker tick = { tick_pairs, c };
+	if (c->measured + 2 > c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 32;
+		struct run *n = realloc(c->rs, cap * sizeof *n);
+		if (!n) {
+			et_tool_err("out of memory");
+			return ET_EXIT_BAD;
+		}
+		c->rs = n;
+		c->cap = cap;
+	}
+	for (int v = 0; v < 2; v++) {
 		struct run r;
 		memset(&r, 0, sizeof r);
 		r.variant = v;
-		if (run_once(a.ops, env[v], pmu.ok ? &pmu : NULL, v == V_LIB ? report : NULL, false, &r) != 0) {
-			et_tool_err("cannot run %s: %s", a.ops[0], strerror(errno));
-			rc = ET_EXIT_BAD;
-			goto out;
+		if (run_once(c->cmd, c->env[v], c->pmu.ok ? &c->pmu : NULL, v == V_LIB ? c->report : NULL, false,
+		             c->prog.on ? &tick : NULL, &r) != 0) {
+			et_progress_clear(&c->prog);
+			et_tool_err("cannot run %s: %s", c->cmd[0], strerror(errno));
+			return ET_EXIT_BAD;
 		}
-		if (i >= warmup * 2)
-			rs[measured++] = r;
+		if (keep)
+			c->rs[c->measured + (size_t)v] = r;
 	}
-	struct side s[2];
-	summarise(rs, measured, V_PLAIN, pmu.ok, &s[0]);
-	summarise(rs, measured, V_LIB, pmu.ok, &s[1]);
-	/* the text: one more pair, untimed, its smaps read while it runs */
+	if (keep)
+		c->measured += 2;
+	return ET_EXIT_OK;
+}
+
+/* The warm-up pairs, then pairs until --runs are measured and the answer
+ * is settled, or the budget is spent (the next pair, at the pace so far,
+ * would go past it), or MAX_PAIRS. */
+static int run_pairs(struct cmp *c)
+{
+	if (!c->json)
+		fprintf(stderr,
+		        "compare: %s: %llu pair%s at least (after %llu warm-up pair%s), more until the verdict is "
+		        "clear%s, plain and with %s, alternated\n",
+		        c->cmd[0], (unsigned long long)c->min_pairs, et_tool_s(c->min_pairs),
+		        (unsigned long long)c->warmup, et_tool_s(c->warmup),
+		        c->budget_s ? "" : " (--budget 0: none more)", c->lib);
+	if (c->budget_s && !c->json)
+		fprintf(stderr, "compare: or until %llu s are spent (--budget)\n", (unsigned long long)c->budget_s);
+	uint64_t t0 = now_ns();
+	c->warming = true;
+	for (uint64_t i = 0; i < c->warmup; i++) {
+		show_pairs(c, true);
+		if (run_pair(c, false) != ET_EXIT_OK)
+			return ET_EXIT_BAD;
+	}
+	c->warming = false;
+	for (;;) {
+		show_pairs(c, true);
+		uint64_t p0 = now_ns();
+		if (run_pair(c, true) != ET_EXIT_OK)
+			return ET_EXIT_BAD;
+		uint64_t p1 = now_ns();
+		c->pairs_s = (double)(p1 - t0) / 1e9;
+		figures_of(c->rs, c->measured, &c->f);
+		if (c->f.np < c->min_pairs)
+			continue;
+		if ((c->stopped = settled(&c->f)))
+			break;
+		if (!c->budget_s) {
+			c->stopped = "--runs pairs (--budget 0)";
+			break;
+		}
+		if (c->f.np >= MAX_PAIRS) {
+			c->stopped = "the most pairs (1000)";
+			break;
+		}
+		if (c->pairs_s + (double)(p1 - p0) / 1e9 > (double)c->budget_s) {
+			c->stopped = "budget";
+			break;
+		}
+	}
+	return ET_EXIT_OK;
+}
+
+static void tick_phase(void *arg)
+{
+	struct cmp *c = arg;
+	et_progress_show(&c->prog, false, "%s, %.1f s", c->phase, et_progress_elapsed(&c->prog));
+}
+
+/* One more pair, untimed: the text's Pss and huge share from smaps while
+ * each runs; then the model's run of each (where it is the source, and the
+ * library moved text: otherwise there is nothing for it to count). */
+static int run_extras(struct cmp *c)
+{
+	summarise(c->rs, c->measured, V_PLAIN, c->pmu.ok, &c->s[0]);
+	summarise(c->rs, c->measured, V_LIB, c->pmu.ok, &c->s[1]);
+	if (c->f.differ)
+		return ET_EXIT_OK;
+	const struct ticker tick = { tick_phase, c };
+	snprintf(c->phase, sizeof c->phase, "one more pair, untimed: the text from smaps");
 	for (int v = 0; v < 2; v++) {
 		struct run r;
 		memset(&r, 0, sizeof r);
-		if (run_once(a.ops, env[v], NULL, NULL, true, &r) == 0 && r.sampled) {
-			s[v].sampled = true;
-			s[v].pss = r.text_pss_kib;
-			s[v].huge = r.text_huge_kib;
+		if (run_once(c->cmd, c->env[v], NULL, NULL, true, c->prog.on ? &tick : NULL, &r) == 0 && r.sampled) {
+			c->s[v].sampled = true;
+			c->s[v].pss = r.text_pss_kib;
+			c->s[v].huge = r.text_huge_kib;
 		}
 	}
-
-	/* the model: one run of each */
-	if (!strcmp(source, "model")) {
-		if (!json)
-			fprintf(stderr, "compare: counting iTLB misses with the model (itlbgrind, %s): one more run of each under Valgrind\n",
-			        model.core);
-		for (int v = 0; v < 2; v++) {
-			struct run mr;
-			memset(&mr, 0, sizeof mr);
-			if (model_run(&model, a.ops, a.nops, env[v], mout[v], &mr) != 0) {
-				if (!strcmp(counters, "model")) {
-					et_tool_err("--counters model: %s", model.why);
-					rc = ET_EXIT_BAD;
-					goto out;
-				}
-				source = "none";
-				snprintf(why_none, sizeof why_none, "%s; the model: %s", pmu.why, model.why);
-				break;
+	if (strcmp(c->source, "model"))
+		return ET_EXIT_OK;
+	if (!c->f.moved_runs) {
+		snprintf(c->model_skipped, sizeof c->model_skipped,
+		         "the library moved no text, so there is nothing to count");
+		return ET_EXIT_OK;
+	}
+	if (!c->json) {
+		et_progress_clear(&c->prog);
+		fprintf(stderr, "compare: counting iTLB misses with the model (itlbgrind, %s): one more run of each "
+		        "under Valgrind\n", c->model.core);
+	}
+	for (int v = 0; v < 2; v++) {
+		snprintf(c->phase, sizeof c->phase, "the model: the %s run under Valgrind", vname[v]);
+		struct run mr;
+		memset(&mr, 0, sizeof mr);
+		if (model_run(&c->model, c->cmd, c->ncmd, c->env[v], c->mout[v], c->prog.on ? &tick : NULL, &mr) != 0) {
+			if (!strcmp(c->counters, "model")) {
+				et_progress_clear(&c->prog);
+				et_tool_err("--counters model: %s", c->model.why);
+				return ET_EXIT_BAD;
 			}
-			memcpy(s[v].cnt, mr.cnt, sizeof mr.cnt);
-			memcpy(s[v].counted, mr.counted, sizeof mr.counted);
+			c->source = "none";
+			snprintf(c->why_none, sizeof c->why_none, "%s, and the model failed: %s", c->pmu.why,
+			         c->model.why);
+			return ET_EXIT_OK;
 		}
+		memcpy(c->s[v].cnt, mr.cnt, sizeof mr.cnt);
+		memcpy(c->s[v].counted, mr.counted, sizeof mr.counted);
+		c->s[v].estimated = mr.estimated;
+		c->s[v].est_cycles = mr.est_cycles;
 	}
+	c->modelled = true;
+	return ET_EXIT_OK;
+}
 
-	/* ratios: time per pair, plain / library */
-	uint64_t *pr = calloc(runs, sizeof *pr);
-	size_t np = 0;
-	for (size_t i = 0; pr && i + 1 < measured; i += 2)
-		pr[np++] = milli(rs[i].wall_ns, rs[i + 1].wall_ns);
-	uint64_t rmin = 0, rmax = 0, rmed = 0;
-	if (np) {
-		rmed = median(pr, np);   /* sorts */
-		rmin = pr[0];
-		rmax = pr[np - 1];
+/* --- the answer */
+
+/* The model's predicted share of cycles saved with the library: its
+ * translation cycles per instruction, plain and with the library, against
+ * one cycle per instruction for everything else (as bench/run's); false
+ * where it gave no estimate. */
+static bool model_prediction(const struct cmp *c, double *share)
+{
+	const struct side *p = &c->s[0], *l = &c->s[1];
+	if (!c->modelled || !p->estimated || !l->estimated || !p->cnt[C_INSTR] || !l->cnt[C_INSTR])
+		return false;
+	double bc = (double)p->est_cycles / (double)p->cnt[C_INSTR];
+	double vc = (double)l->est_cycles / (double)l->cnt[C_INSTR];
+	*share = (bc - vc) / (1.0 + bc);
+	return true;
+}
+
+/* The interval, in words: "1.041x median over 12 pairs, 95% interval 1.032..1.051". */
+static void say_interval(const struct figures *f, char *out, size_t cap)
+{
+	char m[16], a[16], b[16];
+	if (f->interval)
+		snprintf(out, cap, "%sx median over %zu pairs, 95%% interval %s..%s", ratio3(m, sizeof m, f->med),
+		         f->np, ratio3(a, sizeof a, f->lo), ratio3(b, sizeof b, f->hi));
+	else
+		snprintf(out, cap, "%sx median over %zu pair%s (%s..%s)", ratio3(m, sizeof m, f->med), f->np,
+		         et_tool_s(f->np), ratio3(a, sizeof a, f->min), ratio3(b, sizeof b, f->max));
+}
+
+static void decide(struct cmp *c)
+{
+	const struct figures *f = &c->f;
+	char iv[160];
+	say_interval(f, iv, sizeof iv);
+	if (f->differ) {
+		c->verdict = "behaves differently";
+		snprintf(c->why, sizeof c->why, "COMMAND exited %d plain and %d with the library", f->st_plain, f->st_lib);
+		c->rc = ET_EXIT_BAD;
+	} else if (!f->moved_runs) {
+		char said[220];
+		if (f->reports)
+			snprintf(said, sizeof said, "its report: %s", f->reason ? f->reason : "0 bytes on huge pages");
+		else
+			snprintf(said, sizeof said, "no report: ENORMOUSTEXT=0, or a program it is not loaded into");
+		c->verdict = "nothing to compare";
+		snprintf(c->why, sizeof c->why,
+		         "the library moved no text in any of its %zu runs (%s), so it cannot have made COMMAND "
+		         "faster: the time ratio is what loading it costs",
+		         f->lib_runs, said);
+	} else if (!f->interval) {
+		c->verdict = "within the noise";
+		snprintf(c->why, sizeof c->why, "%s: too few pairs for a 95%% interval (%d at least)", iv,
+		         MIN_INTERVAL_PAIRS);
+	} else if (f->lo > 1.0 + NOISE) {
+		c->verdict = "worth it";
+		snprintf(c->why, sizeof c->why, "%s, lies above 1.01: faster with the library by more than 1%%", iv);
+	} else if (f->hi < 1.0 - NOISE) {
+		c->verdict = "costs more than it saves";
+		snprintf(c->why, sizeof c->why, "%s, lies below 0.99: slower with the library by more than 1%%", iv);
+	} else if (f->lo >= 1.0 - NOISE && f->hi <= 1.0 + NOISE) {
+		c->verdict = "within the noise";
+		snprintf(c->why, sizeof c->why, "%s, lies within 0.99..1.01: any difference is under 1%%", iv);
+	} else {
+		c->verdict = "within the noise";
+		snprintf(c->why, sizeof c->why, "%s, reaches past %s: undecided after %.1f s (%s; a longer --budget "
+		         "may decide)", iv, f->lo < 1.0 - NOISE && f->hi > 1.0 + NOISE ? "both 0.99 and 1.01"
+		                            : f->hi > 1.0 + NOISE ? "1.01" : "0.99",
+		         c->pairs_s, !c->stopped || !strcmp(c->stopped, "budget") ? "the budget is spent" : c->stopped);
 	}
-	free(pr);
+	if (c->f.moved_runs && c->f.moved_runs < c->f.lib_runs && !f->differ)
+		snprintf(c->why + strlen(c->why), sizeof c->why - strlen(c->why),
+		         " (the library moved text in %zu of its %zu runs)", c->f.moved_runs, c->f.lib_runs);
+}
+
+/* --- print */
+
+/* Where the counts came from, in one sentence ("" for the PMU's). */
+static void say_counters(const struct cmp *c, char *out, size_t cap)
+{
+	if (!strcmp(c->source, "pmu"))
+		snprintf(out, cap, "the hardware PMU (perf_event_open: %s%s%s)", c->pmu.event[C_ITLB],
+		         c->pmu.have[C_WALK] ? ", " : "", c->pmu.have[C_WALK] ? c->pmu.event[C_WALK] : "");
+	else if (!strcmp(c->source, "model"))
+		snprintf(out, cap, "%s; iTLB misses from the model instead (itlbgrind, %s%s%s", c->pmu.why,
+		         c->model.core, c->model_skipped[0] ? "), not run here: " : ": one more run of each under Valgrind)",
+		         c->model_skipped);
+	else if (!strcmp(c->counters, "none"))
+		snprintf(out, cap, "--counters none: iTLB misses not counted");
+	else
+		snprintf(out, cap, "%s: iTLB misses not counted; the verdict is from the time alone", c->why_none);
+}
+
+static void print_json(const struct cmp *c)
+{
+	const struct side *s = c->s;
+	const struct figures *f = &c->f;
+	struct et_json j;
+	et_json_init(&j, stdout);
+	et_json_obj(&j, NULL);
+	et_json_arr(&j, "command");
+	for (int i = 0; i < c->ncmd; i++)
+		et_json_str(&j, NULL, c->cmd[i]);
+	et_json_arr_end(&j);
+	et_json_str(&j, "library_path", c->lib);
+	et_json_u64(&j, "pairs", f->np);
+	et_json_u64(&j, "warmup_pairs", c->warmup);
+	et_json_u64(&j, "min_pairs", c->min_pairs);
+	et_json_u64(&j, "budget_s", c->budget_s);
+	et_json_milli(&j, "pairs_s", (int64_t)(c->pairs_s * 1000 + 0.5));
+	et_json_str(&j, "stopped", c->stopped ? c->stopped : "");
+	et_json_milli(&j, "time_ratio", (int64_t)(f->med * 1000 + 0.5));
+	et_json_milli(&j, "time_ratio_min", (int64_t)(f->min * 1000 + 0.5));
+	et_json_milli(&j, "time_ratio_max", (int64_t)(f->max * 1000 + 0.5));
+	if (f->interval) {
+		et_json_milli(&j, "time_ratio_low", (int64_t)(f->lo * 1000 + 0.5));
+		et_json_milli(&j, "time_ratio_high", (int64_t)(f->hi * 1000 + 0.5));
+		et_json_milli(&j, "interval_confidence", (int64_t)(f->cover * 1000));
+	} else {
+		et_json_null(&j, "time_ratio_low");
+		et_json_null(&j, "time_ratio_high");
+		et_json_null(&j, "interval_confidence");
+	}
 	bool have_itlb = s[0].counted[C_ITLB] && s[1].counted[C_ITLB];
 	bool have_walk = s[0].counted[C_WALK] && s[1].counted[C_WALK];
-	/* fewer misses with the library: plain / library (library 0: as if 1) */
-	uint64_t itlb_ratio = have_itlb ? milli(s[0].cnt[C_ITLB], s[1].cnt[C_ITLB] ? s[1].cnt[C_ITLB] : 1) : 0;
-	uint64_t walk_ratio = have_walk ? milli(s[0].cnt[C_WALK], s[1].cnt[C_WALK] ? s[1].cnt[C_WALK] : 1) : 0;
-
-	/* the verdict */
-	const char *verdict;
-	char why[400];
-	char b1[32], b2[32], b3[32];
-	bool differ = false;
-	int st_plain = 0, st_lib = 0;
-	for (size_t i = 0; i + 1 < measured; i += 2)
-		if (exit_code(rs[i].status) != exit_code(rs[i + 1].status)) {
-			differ = true;
-			st_plain = exit_code(rs[i].status);
-			st_lib = exit_code(rs[i + 1].status);
-		}
-	if (differ) {
-		verdict = "behaves differently";
-		snprintf(why, sizeof why, "COMMAND exited %d plain and %d with the library", st_plain, st_lib);
-		rc = ET_EXIT_BAD;
-	} else if (rmed >= 1010 && rmin > 1000) {
-		verdict = "worth it";
-		snprintf(why, sizeof why, "faster in every pair: %sx at the median (%s..%s)", ratio_str(b1, sizeof b1, rmed),
-		         ratio_str(b2, sizeof b2, rmin), ratio_str(b3, sizeof b3, rmax));
-	} else if (rmed <= 990 && rmax < 1000) {
-		verdict = "costs more than it saves";
-		snprintf(why, sizeof why, "slower in every pair: %sx at the median (%s..%s)", ratio_str(b1, sizeof b1, rmed),
-		         ratio_str(b2, sizeof b2, rmin), ratio_str(b3, sizeof b3, rmax));
+	if (have_itlb)
+		et_json_milli(&j, "itlb_ratio", (int64_t)milli(s[0].cnt[C_ITLB], s[1].cnt[C_ITLB] ? s[1].cnt[C_ITLB] : 1));
+	else
+		et_json_null(&j, "itlb_ratio");
+	if (have_walk)
+		et_json_milli(&j, "walk_ratio", (int64_t)milli(s[0].cnt[C_WALK], s[1].cnt[C_WALK] ? s[1].cnt[C_WALK] : 1));
+	else
+		et_json_null(&j, "walk_ratio");
+	double pred;
+	if (model_prediction(c, &pred))
+		et_json_milli(&j, "model_cycles_saved", (int64_t)(pred * 1000 + (pred < 0 ? -0.5 : 0.5)));
+	else
+		et_json_null(&j, "model_cycles_saved");
+	et_json_str(&j, "source", c->source);
+	et_json_obj(&j, "counters");
+	et_json_str(&j, "source", c->source);
+	et_json_bool(&j, "pmu", c->pmu.ok);
+	if (!c->pmu.ok && strcmp(c->counters, "none") && strcmp(c->counters, "model"))
+		et_json_str(&j, "pmu_why", c->pmu.why);
+	if (!strcmp(c->source, "pmu")) {
+		et_json_str(&j, "itlb_event", c->pmu.event[C_ITLB]);
+		et_json_str(&j, "walk_event", c->pmu.have[C_WALK] ? c->pmu.event[C_WALK] : NULL);
+	} else if (!strcmp(c->source, "model")) {
+		et_json_str(&j, "model", c->model.core);
+		et_json_str(&j, "itlb_event", "L1 iTLB misses (modelled)");
+		et_json_str(&j, "walk_event", "second-level TLB misses: page walks (modelled)");
+		if (c->model_skipped[0])
+			et_json_str(&j, "why", c->model_skipped);
 	} else {
-		verdict = "within the noise";
-		snprintf(why, sizeof why, "%sx at the median, pairs %s..%s: neither faster nor slower in every pair by 1%%",
-		         ratio_str(b1, sizeof b1, rmed), ratio_str(b2, sizeof b2, rmin), ratio_str(b3, sizeof b3, rmax));
+		et_json_str(&j, "why", c->why_none);
 	}
-	if (!differ && np == 1)
-		snprintf(why + strlen(why), sizeof why - strlen(why), " (one pair: --runs 5 or more for a firm answer)");
-
-	if (json) {
-		struct et_json j;
-		et_json_init(&j, stdout);
-		et_json_obj(&j, NULL);
-		et_json_arr(&j, "command");
-		for (int i = 0; i < a.nops; i++)
-			et_json_str(&j, NULL, a.ops[i]);
-		et_json_arr_end(&j);
-		et_json_str(&j, "library_path", lib);
-		et_json_u64(&j, "pairs", np);
-		et_json_u64(&j, "warmup_pairs", warmup);
-		et_json_milli(&j, "time_ratio", (int64_t)rmed);
-		et_json_milli(&j, "time_ratio_min", (int64_t)rmin);
-		et_json_milli(&j, "time_ratio_max", (int64_t)rmax);
-		if (have_itlb)
-			et_json_milli(&j, "itlb_ratio", (int64_t)itlb_ratio);
-		else
-			et_json_null(&j, "itlb_ratio");
-		if (have_walk)
-			et_json_milli(&j, "walk_ratio", (int64_t)walk_ratio);
-		else
-			et_json_null(&j, "walk_ratio");
-		et_json_str(&j, "source", source);
-		et_json_obj(&j, "counters");
-		et_json_str(&j, "source", source);
-		if (!strcmp(source, "pmu")) {
-			et_json_str(&j, "itlb_event", pmu.event[C_ITLB]);
-			et_json_str(&j, "walk_event", pmu.have[C_WALK] ? pmu.event[C_WALK] : NULL);
-		} else if (!strcmp(source, "model")) {
-			et_json_str(&j, "model", model.core);
-			et_json_str(&j, "itlb_event", "L1 iTLB misses (modelled)");
-			et_json_str(&j, "walk_event", "second-level TLB misses: page walks (modelled)");
-		} else {
-			et_json_str(&j, "why", why_none);
-		}
-		et_json_obj_end(&j);
-		for (int v = 0; v < 2; v++) {
-			et_json_obj(&j, vname[v]);
-			et_json_u64(&j, "wall_ns_median", s[v].wall);
-			et_json_u64(&j, "cpu_ns_median", s[v].cpu);
-			et_json_i64(&j, "exit_status", exit_code(s[v].status));
-			if (s[v].sampled) {
-				et_json_u64(&j, "text_pss_kib", s[v].pss);
-				et_json_u64(&j, "text_huge_kib", s[v].huge);
-			} else {
-				et_json_null(&j, "text_pss_kib");
-				et_json_null(&j, "text_huge_kib");
-			}
-			static const char *const key[C_N] = { "instructions", "itlb_misses", "walks" };
-			for (int k = 0; k < C_N; k++) {
-				if (s[v].counted[k])
-					et_json_u64(&j, key[k], s[v].cnt[k]);
-				else
-					et_json_null(&j, key[k]);
-			}
-			if (v == V_LIB) {
-				et_json_bool(&j, "report", s[v].report);
-				et_json_u64(&j, "huge_bytes", s[v].huge_bytes);
-				et_json_u64(&j, "zero_copy_bytes", s[v].zero_copy_bytes);
-				et_json_u64(&j, "copied_bytes",
-				            s[v].huge_bytes > s[v].zero_copy_bytes ? s[v].huge_bytes - s[v].zero_copy_bytes : 0);
-				et_json_u64(&j, "library_cpu_ns", s[v].lib_cpu_ns);
-			}
-			et_json_obj_end(&j);
-		}
-		et_json_arr(&j, "runs");
-		for (size_t i = 0; i < measured; i++) {
-			et_json_obj_flat(&j, NULL);
-			et_json_str(&j, "variant", vname[rs[i].variant]);
-			et_json_u64(&j, "wall_ns", rs[i].wall_ns);
-			et_json_u64(&j, "cpu_ns", rs[i].cpu_ns);
-			et_json_i64(&j, "exit_status", exit_code(rs[i].status));
-			et_json_obj_end(&j);
-		}
-		et_json_arr_end(&j);
-		et_json_str(&j, "verdict", verdict);
-		et_json_str(&j, "verdict_why", why);
-		et_json_obj_end(&j);
-		et_json_end(&j);
-	} else {
-		char x[32], y[32];
-		printf("%-22s %16s %16s\n", "", "plain", "library");
-		printf("%-22s %14.3f s %14.3f s\n", "time (median)", (double)s[0].wall / 1e9, (double)s[1].wall / 1e9);
-		printf("%-22s %14.3f s %14.3f s\n", "CPU (median)", (double)s[0].cpu / 1e9, (double)s[1].cpu / 1e9);
-		if (s[0].sampled || s[1].sampled) {
-			printf("%-22s %16s %16s\n", "text Pss", s[0].sampled ? et_tool_size(x, sizeof x, s[0].pss * 1024) : "-",
-			       s[1].sampled ? et_tool_size(y, sizeof y, s[1].pss * 1024) : "-");
-			printf("%-22s %16s %16s\n", "text on huge pages",
-			       s[0].sampled ? et_tool_size(x, sizeof x, s[0].huge * 1024) : "-",
-			       s[1].sampled ? et_tool_size(y, sizeof y, s[1].huge * 1024) : "-");
-		} else {
-			printf("%-22s %s\n", "text Pss", "not sampled (each run ended within 50 ms)");
-		}
-		if (!strcmp(source, "none")) {
-			printf("%-22s not counted: %s\n", "iTLB misses", why_none);
-		} else {
-			const char *lbl = !strcmp(source, "pmu") ? "pmu" : "model";
-			for (int k = C_INSTR; k < C_N; k++) {
-				if (!s[0].counted[k] || !s[1].counted[k])
-					continue;
-				static const char *const row[C_N] = { "instructions", "iTLB misses", "page walks" };
-				printf("%-22s %16llu %16llu   (%s: %s)\n", row[k], (unsigned long long)s[0].cnt[k],
-				       (unsigned long long)s[1].cnt[k], lbl,
-				       !strcmp(lbl, "pmu") ? pmu.event[k] : k == C_INSTR ? "one run each" : model.core);
-			}
-		}
-		if (s[1].report)
-			printf("library: %s huge (%s zero-copy, %s copied), %.1f ms of its CPU (its report, median run)\n",
-			       et_tool_size(x, sizeof x, s[1].huge_bytes), et_tool_size(y, sizeof y, s[1].zero_copy_bytes),
-			       et_tool_size(b1, sizeof b1,
-			                    s[1].huge_bytes > s[1].zero_copy_bytes ? s[1].huge_bytes - s[1].zero_copy_bytes : 0),
-			       (double)s[1].lib_cpu_ns / 1e6);
-		else
-			printf("library: no report (it did nothing: a short run under the default deferral, or ENORMOUSTEXT=0)\n");
-		printf("time ratio (plain / library): %sx, pairs %s..%s", ratio_str(b1, sizeof b1, rmed),
-		       ratio_str(b2, sizeof b2, rmin), ratio_str(b3, sizeof b3, rmax));
-		if (have_itlb)
-			printf("; iTLB misses plain / library %sx", ratio_str(x, sizeof x, itlb_ratio));
-		if (have_walk)
-			printf(", page walks %sx", ratio_str(y, sizeof y, walk_ratio));
-		printf("\nverdict: %s (%s)\n", verdict, why);
-	}
-out:
+	et_json_obj_end(&j);
 	for (int v = 0; v < 2; v++) {
-		if (!env[v])
+		et_json_obj(&j, vname[v]);
+		et_json_u64(&j, "wall_ns_median", s[v].wall);
+		et_json_u64(&j, "cpu_ns_median", s[v].cpu);
+		et_json_i64(&j, "exit_status", exit_code(s[v].status));
+		if (s[v].sampled) {
+			et_json_u64(&j, "text_pss_kib", s[v].pss);
+			et_json_u64(&j, "text_huge_kib", s[v].huge);
+		} else {
+			et_json_null(&j, "text_pss_kib");
+			et_json_null(&j, "text_huge_kib");
+		}
+		static const char *const key[C_N] = { "instructions", "itlb_misses", "walks" };
+		for (int k = 0; k < C_N; k++) {
+			if (s[v].counted[k])
+				et_json_u64(&j, key[k], s[v].cnt[k]);
+			else
+				et_json_null(&j, key[k]);
+		}
+		if (v == V_LIB) {
+			et_json_bool(&j, "report", s[v].report);
+			et_json_u64(&j, "runs", f->lib_runs);
+			et_json_u64(&j, "runs_moved", f->moved_runs);
+			et_json_u64(&j, "huge_bytes", s[v].huge_bytes);
+			et_json_u64(&j, "zero_copy_bytes", s[v].zero_copy_bytes);
+			et_json_u64(&j, "copied_bytes",
+			            s[v].huge_bytes > s[v].zero_copy_bytes ? s[v].huge_bytes - s[v].zero_copy_bytes : 0);
+			et_json_u64(&j, "library_cpu_ns", s[v].lib_cpu_ns);
+		}
+		et_json_obj_end(&j);
+	}
+	et_json_arr(&j, "runs");
+	for (size_t i = 0; i < c->measured; i++) {
+		et_json_obj_flat(&j, NULL);
+		et_json_str(&j, "variant", vname[c->rs[i].variant]);
+		et_json_u64(&j, "wall_ns", c->rs[i].wall_ns);
+		et_json_u64(&j, "cpu_ns", c->rs[i].cpu_ns);
+		et_json_i64(&j, "exit_status", exit_code(c->rs[i].status));
+		et_json_obj_end(&j);
+	}
+	et_json_arr_end(&j);
+	et_json_str(&j, "rule", RULE_1 " " RULE_2 " " RULE_3);
+	et_json_str(&j, "verdict", c->verdict);
+	et_json_str(&j, "verdict_why", c->why);
+	et_json_obj_end(&j);
+	et_json_end(&j);
+}
+
+/* The counts' rows and the model's prediction (text). */
+static void print_counts(const struct cmp *c)
+{
+	const struct side *s = c->s;
+	char line[1200];
+	say_counters(c, line, sizeof line);
+	printf("%-22s %s\n", "counters", line);
+	if (!strcmp(c->source, "none"))
+		return;
+	const char *lbl = !strcmp(c->source, "pmu") ? "pmu" : "model";
+	for (int k = C_INSTR; k < C_N; k++) {
+		if (!s[0].counted[k] || !s[1].counted[k])
 			continue;
-		for (size_t i = 0; env[v][i]; i++) {
+		static const char *const row[C_N] = { "instructions", "iTLB misses", "page walks" };
+		printf("%-22s %16llu %16llu   (%s: %s)\n", row[k], (unsigned long long)s[0].cnt[k],
+		       (unsigned long long)s[1].cnt[k], lbl,
+		       !strcmp(lbl, "pmu") ? c->pmu.event[k] : k == C_INSTR ? "one run each" : c->model.core);
+	}
+	double pred;
+	if (model_prediction(c, &pred))
+		printf("%-22s %.2f%% %s cycles with the library (its translations at the cited\n"
+		       "%-22s costs, 1 cycle per instruction besides; the library's own work not counted)\n",
+		       "model: predicts", 100.0 * (pred < 0 ? -pred : pred), pred < 0 ? "more" : "fewer", "");
+}
+
+static void print_text(const struct cmp *c)
+{
+	const struct side *s = c->s;
+	const struct figures *f = &c->f;
+	char x[32], y[32], z[32], iv[160];
+	printf("%-22s %16s %16s\n", "", "plain", "library");
+	printf("%-22s %14.3f s %14.3f s\n", "time (median)", (double)s[0].wall / 1e9, (double)s[1].wall / 1e9);
+	printf("%-22s %14.3f s %14.3f s\n", "CPU (median)", (double)s[0].cpu / 1e9, (double)s[1].cpu / 1e9);
+	if (s[0].sampled || s[1].sampled) {
+		printf("%-22s %16s %16s\n", "text Pss", s[0].sampled ? et_tool_size(x, sizeof x, s[0].pss * 1024) : "-",
+		       s[1].sampled ? et_tool_size(y, sizeof y, s[1].pss * 1024) : "-");
+		printf("%-22s %16s %16s\n", "text on huge pages",
+		       s[0].sampled ? et_tool_size(x, sizeof x, s[0].huge * 1024) : "-",
+		       s[1].sampled ? et_tool_size(y, sizeof y, s[1].huge * 1024) : "-");
+	} else {
+		printf("%-22s %s\n", "text Pss", "not sampled (each run ended within 50 ms)");
+	}
+	print_counts(c);
+	if (s[1].report && f->moved_runs)
+		printf("library: %s huge (%s zero-copy, %s copied), %.1f ms of its CPU (its report, median run)\n",
+		       et_tool_size(x, sizeof x, s[1].huge_bytes), et_tool_size(y, sizeof y, s[1].zero_copy_bytes),
+		       et_tool_size(z, sizeof z,
+		                    s[1].huge_bytes > s[1].zero_copy_bytes ? s[1].huge_bytes - s[1].zero_copy_bytes : 0),
+		       (double)s[1].lib_cpu_ns / 1e6);
+	else if (s[1].report)
+		printf("library: moved nothing (its report: %s)\n", f->reason ? f->reason : "0 bytes on huge pages");
+	else
+		printf("library: no report (it did nothing: ENORMOUSTEXT=0, or a program it is not loaded into)\n");
+	if (f->interval)
+		snprintf(iv, sizeof iv, "; 95%% interval %s..%s", ratio3(y, sizeof y, f->lo), ratio3(z, sizeof z, f->hi));
+	else
+		snprintf(iv, sizeof iv, "; too few for a 95%% interval");
+	printf("time ratio (plain / library): %sx, the median of %zu pair%s%s; pairs %s..%s; %.1f s\n",
+	       ratio3(x, sizeof x, f->med), f->np, et_tool_s(f->np), iv, ratio3(y, sizeof y, f->min),
+	       ratio3(z, sizeof z, f->max), c->pairs_s);
+	printf("rule: %s\n      %s\n      %s\n", RULE_1, RULE_2, RULE_3);
+	printf("verdict: %s (%s)\n", c->verdict, c->why);
+}
+
+static void compare_free(struct cmp *c)
+{
+	for (int v = 0; v < 2; v++) {
+		if (!c->env[v])
+			continue;
+		for (size_t i = 0; c->env[v][i]; i++) {
 			bool own = true;
 			for (size_t k = 0; environ[k]; k++)
-				if (env[v][i] == environ[k])
+				if (c->env[v][i] == environ[k])
 					own = false;
 			if (own)
-				free(env[v][i]);
+				free(c->env[v][i]);
 		}
-		free(env[v]);
+		free(c->env[v]);
 	}
-	free(rs);
-	free(preload);
-	unlink(report);
-	unlink(mout[0]);
-	unlink(mout[1]);
-	rmdir(dir);
+	free(c->rs);
+	free(c->preload);
+	if (c->dir[0]) {
+		unlink(c->report);
+		unlink(c->mout[0]);
+		unlink(c->mout[1]);
+		rmdir(c->dir);
+	}
+}
+
+int et_cmd_compare(int argc, char **argv)
+{
+	struct cmp *c = calloc(1, sizeof *c);
+	if (!c) {
+		et_tool_err("out of memory");
+		return ET_EXIT_BAD;
+	}
+	int rc = compare_parse(c, argc, argv);
+	if (rc != GO_ON) {
+		free(c);
+		return rc;
+	}
+	rc = compare_setup(c);
+	if (rc == ET_EXIT_OK) {
+		et_progress_start(&c->prog, "compare");
+		rc = run_pairs(c);
+	}
+	if (rc == ET_EXIT_OK)
+		rc = run_extras(c);
+	et_progress_end(&c->prog);
+	if (rc == ET_EXIT_OK) {
+		decide(c);
+		if (c->json)
+			print_json(c);
+		else
+			print_text(c);
+		rc = c->rc;
+	}
+	compare_free(c);
+	free(c);
 	return rc;
 }

@@ -4,7 +4,8 @@
  * window; --check only looks).
  *
  * Owns: `prime`: its options, and the report per file (text, JSON).
- * May call: pagecache.c, core (sysinfo: the PMD size; json), msg.c,
+ * May call: pagecache.c, core (sysinfo: the PMD size; json), progress.c
+ * (the line on a terminal while several files are primed), msg.c,
  * common.c.
  * Never: changes a file, or drops a page a process has mapped or that is
  * dirty (pagecache.c never does).
@@ -12,6 +13,7 @@
 #include "tool.h"
 #include "opts.h"
 #include "pagecache.h"
+#include "progress.h"
 
 #include <string.h>
 
@@ -145,6 +147,11 @@ int et_cmd_prime(int argc, char **argv)
 	et_sysinfo_read_pmd(&si, "/");
 	const uint64_t H = si.pmd_size;
 	int rc = ET_EXIT_OK;
+	/* several files: which one, on a terminal (before stdout is taken) */
+	struct et_progress line;
+	et_progress_start(&line, "prime");
+	if (a.nops < 2)
+		et_progress_end(&line);
 	struct et_json j;
 	if (json) {
 		et_json_init(&j, stdout);
@@ -155,6 +162,8 @@ int et_cmd_prime(int argc, char **argv)
 	}
 	for (int i = 0; i < a.nops; i++) {
 		struct et_tool_primed r;
+		et_progress_show(&line, true, "file %d of %d, %.1f s: %s", i + 1, a.nops, et_progress_elapsed(&line),
+		                 a.ops[i]);
 		if (et_tool_prime_file(a.ops[i], H, check, &r) != 0) {
 			rc = ET_EXIT_BAD;
 			continue;
@@ -169,5 +178,7 @@ int et_cmd_prime(int argc, char **argv)
 		et_json_obj_end(&j);
 		et_json_end(&j);
 	}
+	/* (after the last write to stdout: the JSON writer holds the stream) */
+	et_progress_end(&line);
 	return rc;
 }

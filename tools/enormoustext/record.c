@@ -24,7 +24,9 @@
  * util), os/perf_attr.h (the cpu-clock event the library uses too),
  * attrib.c (samples to objects), import.c (`perf script` text),
  * profiles.c (the merge), preload.c (the library to preload), output.c,
- * msg.c, common.c.
+ * progress.c (with --pid, the line on a terminal: time, samples, threads;
+ * not while COMMAND runs, whose own output shares the terminal), msg.c,
+ * common.c.
  * Never: writes a profile line itself (core/profile.c's writer does);
  * runs another process to merge.
  */
@@ -33,6 +35,7 @@
 #include "import.h"
 #include "preload.h"
 #include "profiles.h"
+#include "progress.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -533,6 +536,8 @@ static int record_pid(pid_t pid, const char *out, uint64_t hz, double duration)
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	bool first = true;
+	struct et_progress line;
+	et_progress_start(&line, "record");
 	while (rings && tids && !stop_pid) {
 		/* the threads, new ones added */
 		DIR *d = opendir(path);
@@ -612,6 +617,16 @@ static int record_pid(pid_t pid, const char *out, uint64_t hz, double duration)
 		poll(pfd, (nfds_t)np, 50);
 		for (size_t i = 0; i < nr; i++)
 			drain(&rings[i]);
+		if (line.on) {
+			struct et_attr_totals tot;
+			et_attr_totals(&tot);
+			char of[48] = "";
+			if (duration > 0)
+				snprintf(of, sizeof of, " of %g s", duration);
+			et_progress_show(&line, false, "PID %d, %.1f s%s, %llu sample%s, %zu thread%s (^C ends it)", (int)pid,
+			                 et_progress_elapsed(&line), of, (unsigned long long)tot.samples,
+			                 et_tool_s(tot.samples), nr, et_tool_s(nr));
+		}
 		if (kill(pid, 0) != 0 && errno == ESRCH)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -619,6 +634,7 @@ static int record_pid(pid_t pid, const char *out, uint64_t hz, double duration)
 		                            duration)
 			break;
 	}
+	et_progress_end(&line);
 	for (size_t i = 0; rings && i < nr; i++) {
 		drain(&rings[i]);
 		munmap(rings[i].meta, (size_t)(RING_PAGES + 1) * (size_t)pg);
