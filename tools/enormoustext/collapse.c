@@ -7,7 +7,9 @@
  *
  * What is asked.  Every executable mapping of /proc/PID/smaps, file-backed
  * and anonymous (the library's copies, JIT code caches), each trimmed to
- * its whole PMD windows; with --jit only the anonymous ones (JIT code);
+ * its whole PMD windows; with --jit only the anonymous ones that are JIT
+ * code (not the library's copies of a file's text: which is which, by the
+ * one rule of core/smaps.c, et_smaps_attribute, also in the listing);
  * with --profile only the windows of the files the profile names hot, by
  * the library's own rule (core/plan.c's et_plan_hot: the hottest windows
  * that cover ENORMOUSTEXT_HOT_COVERAGE of the samples; objects matched by
@@ -129,8 +131,9 @@ enum { O_JIT = 1, O_PROFILE, O_DRY_RUN, O_WATCH, O_JSON };
 
 static const struct et_opt options[] = {
 	{ "jit", 0, NULL,
-	  "only anonymous executable mappings (JIT code caches,\n"
-	  "r-x or rwx); file-backed text is left alone",
+	  "only anonymous executable mappings that are JIT code\n"
+	  "(code caches, r-x or rwx); file-backed text and\n"
+	  "libenormoustext's copies of it are left alone",
 	  O_JIT, 0, 1, 0, NULL, 0 },
 	{ "profile", 0, "FILE",
 	  "only the windows FILE (a profile from `enormoustext\n"
@@ -280,22 +283,21 @@ static void fatal_line(const struct cproc *p, int e)
 
 /* ------------------------------------------------------------ the target */
 
-static const char *what_anon(const struct et_smaps *sm, size_t i, char *buf, size_t cap)
+/* What mapping i is, in the listing: the library's copy of a file's text
+ * (the one rule, core/smaps.c: inside an executable PT_LOAD of that file),
+ * a named anonymous mapping, JIT code, or the file itself. */
+static const char *what_is(const struct et_smaps *sm, size_t i, bool anon, char *buf, size_t cap)
 {
 	const char *path = et_vma_path(sm, &sm->vmas[i]);
-	if (!strncmp(path, "[anon:", 6) || !strncmp(path, "[anon_shmem:", 12))
-		return path;
-	/* between two mappings of one file: the library's copy of its text */
-	long a = (long)i - 1, b = (long)i + 1;
-	while (a >= 0 && et_vma_path(sm, &sm->vmas[a])[0] != '/')
-		a--;
-	while (b < (long)sm->count && et_vma_path(sm, &sm->vmas[b])[0] != '/')
-		b++;
-	if (a >= 0 && b < (long)sm->count && sm->vmas[a].inode && sm->vmas[a].inode == sm->vmas[b].inode &&
-	    !strcmp(et_vma_path(sm, &sm->vmas[a]), et_vma_path(sm, &sm->vmas[b]))) {
-		snprintf(buf, cap, "[anon: copy of %s]", et_vma_path(sm, &sm->vmas[a]));
+	const struct et_vma *from = et_smaps_copied_from(sm, i);
+	if (from) {
+		snprintf(buf, cap, "[anon: copy of %s]", et_vma_path(sm, from));
 		return buf;
 	}
+	if (!anon)
+		return path;
+	if (!strncmp(path, "[anon:", 6) || !strncmp(path, "[anon_shmem:", 12))
+		return path;
 	return "[anon:jit]";
 }
 
@@ -345,7 +347,8 @@ static int scan(struct cproc *p, const struct et_smaps *sm, const struct copts *
 		const char *path = et_vma_path(sm, v);
 		bool anon = !path[0] || !strncmp(path, "[anon:", 6) || !strncmp(path, "[anon_shmem:", 12) ||
 		            !strcmp(path, "/dev/zero (deleted)");
-		if (o->jit && !anon)
+		/* --jit: JIT code only, not a file's text nor the library's copy of it */
+		if (o->jit && (!anon || et_smaps_copied_from(sm, i)))
 			continue;
 		struct crange *r = range_find(p, v->start, v->end, v->inode);
 		if (r) {
@@ -370,7 +373,7 @@ static int scan(struct cproc *p, const struct et_smaps *sm, const struct copts *
 		r->kind = anon ? K_ANON : K_FILE;
 		r->seen = r->fresh = true;
 		char buf[4200];
-		r->what = strdup(anon ? what_anon(sm, i, buf, sizeof buf) : path);
+		r->what = strdup(what_is(sm, i, anon, buf, sizeof buf));
 		if (!anon)
 			r->file = strdup(path);
 		if (!r->what || (!anon && !r->file))
@@ -770,6 +773,9 @@ static int round_proc(struct cproc *p, struct copts *o)
 	int err = read_smaps(p->pid, &sm);
 	if (err)
 		return err;
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%ld", p->pid);
+	et_smaps_attribute(&sm, dir);   /* the copies told from JIT code */
 	err = scan(p, &sm, o);
 	et_smaps_free(&sm);
 	if (err)

@@ -3,10 +3,13 @@
  * PID`: a perf map for a running process.
  *
  * The text the library moved sits in anonymous mappings, which perf cannot
- * name.  This finds them in /proc/PID/smaps (an anonymous executable
- * mapping whose nearest file mappings on both sides are the same object),
- * and writes the functions of those objects that overlap them — from each
- * object's own symbol table, with the library's et_perfmap_symbols — to
+ * name.  This finds them in /proc/PID/smaps and says whose text each is by
+ * the one rule of core/smaps.c (et_smaps_attribute: inside an executable
+ * PT_LOAD of a mapped ELF file, at its load bias; the neighbour rule only
+ * where the file cannot be read), and writes the functions of those
+ * objects that overlap them — from each object's own symbol table, read
+ * from the file as the process maps it (et_smaps_mapped_file), with the
+ * library's et_perfmap_symbols — to
  * /tmp/perf-PID.map (or --output FILE), by outfile.c's rules (beside and
  * renamed in; a device or FIFO written as it is; in /tmp, no link followed).
  * The library can write the same map itself: ENORMOUSTEXT_PERFMAP=1.
@@ -19,12 +22,11 @@
 #include "tool.h"
 #include "opts.h"
 
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <link.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 enum { O_OUTPUT = 1, O_JSON };
@@ -59,54 +61,19 @@ const struct et_cmd_spec *et_cmd_perfmap_spec(void)
 	return &spec;
 }
 
-static bool is_file(const char *p)
+/* The load bias of the object whose text anonymous mapping i holds, and a
+ * path its symbols can be read from: the one rule's bias, else (the file
+ * could not be read when attributing) none. */
+static bool owner_file(const struct et_smaps *sm, size_t i, const char *dir, char *path, size_t cap,
+                       uint64_t *bias)
 {
-	return p[0] == '/' && !strstr(p, " (deleted)");
-}
-
-static bool is_anon_exec(const struct et_smaps *sm, const struct et_vma *v)
-{
-	const char *p = et_vma_path(sm, v);
-	return (v->prot & 4) && v->inode == 0 && (!p[0] || !strcmp(p, "/anon_hugepage (deleted)"));
-}
-
-/* The load base of `path` in the process: where its first PT_LOAD's page
- * went, minus that page's address in the file's layout. */
-static bool load_base(const struct et_smaps *sm, const char *path, uint64_t inode, uint64_t *base)
-{
-	uint64_t start = 0;
-	bool found = false;
-	for (size_t i = 0; i < sm->count && !found; i++) {
-		const struct et_vma *v = &sm->vmas[i];
-		if (v->inode == inode && v->offset == 0 && !strcmp(et_vma_path(sm, v), path)) {
-			start = v->start;
-			found = true;
-		}
-	}
-	if (!found)
+	const struct et_vma *o = et_smaps_copied_from(sm, i);
+	if (!o || !et_smaps_copied_bias(sm, i, bias))
 		return false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = et_smaps_mapped_file(sm, o, dir, path, cap);
 	if (fd < 0)
 		return false;
-	ElfW(Ehdr) eh;
-	bool ok = pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
-	          eh.e_phentsize == sizeof(ElfW(Phdr)) && eh.e_phnum > 0 && eh.e_phnum < 256;
-	uint64_t first = 0;
-	for (unsigned i = 0; ok && i < eh.e_phnum; i++) {
-		ElfW(Phdr) ph;
-		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph) {
-			ok = false;
-			break;
-		}
-		if (ph.p_type == PT_LOAD) {
-			first = ph.p_vaddr & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
-			break;
-		}
-	}
 	close(fd);
-	if (!ok)
-		return false;
-	*base = eh.e_type == ET_EXEC ? 0 : start - first;
 	return true;
 }
 
@@ -159,9 +126,12 @@ int et_cmd_perfmap(int argc, char **argv)
 	size_t functions = 0, objects = 0;
 	uint64_t moved = 0;
 	int status = ET_EXIT_OK;
-	/* Each anonymous executable mapping between two mappings of one file
-	 * belongs to that file's object; an object's ranges are written
-	 * together, so each of its functions is named once. */
+	/* Whose text each anonymous executable mapping holds (the one rule);
+	 * an object's ranges are written together, so each of its functions
+	 * is named once. */
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%lld", (long long)pid);
+	et_smaps_attribute(&sm, dir);
 	size_t nv = sm.count;
 	long *owner = calloc(nv ? nv : 1, sizeof *owner);
 	if (!owner) {
@@ -170,32 +140,20 @@ int et_cmd_perfmap(int argc, char **argv)
 		return ET_EXIT_BAD;
 	}
 	for (size_t i = 0; i < nv; i++) {
-		owner[i] = -1;
-		if (!is_anon_exec(&sm, &sm.vmas[i]))
-			continue;
-		long prev = -1, next = -1;
-		for (long j = (long)i - 1; j >= 0 && prev < 0; j--)
-			if (!is_anon_exec(&sm, &sm.vmas[j]))
-				prev = j;
-		for (size_t j = i + 1; j < nv && next < 0; j++)
-			if (!is_anon_exec(&sm, &sm.vmas[j]))
-				next = (long)j;
-		if (prev < 0 || next < 0)
-			continue;
-		const struct et_vma *a = &sm.vmas[prev], *b = &sm.vmas[next];
-		const char *pa = et_vma_path(&sm, a);
-		if (is_file(pa) && a->inode == b->inode && !strcmp(pa, et_vma_path(&sm, b)))
-			owner[i] = prev;
+		const struct et_vma *o = (sm.vmas[i].prot & PROT_EXEC) ? et_smaps_copied_from(&sm, i) : NULL;
+		owner[i] = o ? (long)(o - sm.vmas) : -1;
 	}
 	uint64_t ranges[2 * 64];
+	char opath[PATH_MAX + 64];
 	for (size_t i = 0; i < nv && status == ET_EXIT_OK; i++) {
 		if (owner[i] < 0)
 			continue;
 		const struct et_vma *o = &sm.vmas[owner[i]];
-		const char *opath = et_vma_path(&sm, o);
 		uint64_t base;
-		if (!load_base(&sm, opath, o->inode, &base))
+		if (!owner_file(&sm, i, dir, opath, sizeof opath, &base)) {
+			owner[i] = -1;
 			continue;
+		}
 		if (!out) {
 			out = malloc(sizeof *out);
 			int e = out ? et_out_open(out, out_path, flags) : -ENOMEM;
@@ -207,11 +165,14 @@ int et_cmd_perfmap(int argc, char **argv)
 				break;
 			}
 		}
-		/* This object's ranges (up to 64 at a time), marked done. */
+		/* This object's ranges (up to 64 at a time: one load of it, the
+		 * same file at the same bias), marked done. */
 		size_t n = 0;
 		for (size_t j = i; j < nv && n < 64; j++) {
-			if (owner[j] < 0 || sm.vmas[owner[j]].inode != o->inode ||
-			    strcmp(et_vma_path(&sm, &sm.vmas[owner[j]]), opath) != 0)
+			uint64_t bj;
+			if (owner[j] < 0 || !et_smaps_copied_bias(&sm, j, &bj) || bj != base ||
+			    sm.vmas[owner[j]].inode != o->inode ||
+			    strcmp(et_vma_path(&sm, &sm.vmas[owner[j]]), et_vma_path(&sm, o)) != 0)
 				continue;
 			ranges[2 * n] = sm.vmas[j].start;
 			ranges[2 * n + 1] = sm.vmas[j].end;

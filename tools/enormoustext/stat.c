@@ -13,12 +13,23 @@
  * Attribution.  The library replaces 2 MiB windows of a file's text with
  * anonymous copies, so after it ran the text of one object is a run of
  * mappings: file r-xp, anonymous r-xp (no path; "/anon_hugepage (deleted)"
- * for a hugetlb copy), file r-xp...  An anonymous executable mapping is
- * credited to an object when the nearest file mappings before and after it
- * are both that object's (same path and inode): it lies inside the object's
- * own address range.  Anything else executable and anonymous (JIT code) is
- * listed as "[anonymous]", a memfd's executable view under its name, both
- * of kind "jit"; [vdso] and the like under their own names.
+ * for a hugetlb copy), file r-xp...  Which object an anonymous executable
+ * mapping belongs to is decided from what is known, not from the order of
+ * the mappings (a copy of an object's first window has no mapping of that
+ * object before it): core/smaps.c's et_smaps_attribute reads the ELF
+ * headers of each file the process maps, where its executable PT_LOADs lie
+ * at its load bias, and credits an anonymous executable mapping inside one
+ * of them to that object; only where a file cannot be read does the old
+ * rule decide (the nearest file mappings on both sides are that file's).
+ * The same rule serves perfmap, collapse and the library's JIT figures.
+ * Anything else executable and anonymous (JIT code) is listed as
+ * "[anonymous]", a memfd's executable view under its name, both of kind
+ * "jit"; [vdso] and the like under their own names.
+ *
+ * Several processes are listed in the order given; --all's by huge bytes,
+ * largest first (then by text, then by PID), and --all ends with their
+ * total (a TOTAL line, JSON's "total"; --prometheus writes the
+ * enormoustext_total_* metrics of the processes it read, --all or not).
  *
  * --prometheus writes the same figures as metrics (the text exposition
  * format, prom.c), with the host's THP modes, hugetlb pools and vmstat
@@ -269,6 +280,10 @@ static int read_proc(const char *proc, long pid, struct et_smaps *sm, struct spr
 		err = -ENOENT;
 	if (err)
 		return err;
+	/* whose text each anonymous executable mapping is: the files the
+	 * process maps, read through DIR/PID (the one rule, core/smaps.c) */
+	snprintf(path, sizeof path, "%s/%ld", proc, pid);
+	et_smaps_attribute(sm, path);
 	err = collect(sm, p);
 	if (err)
 		et_smaps_free(sm);
@@ -343,15 +358,16 @@ static bool proc_dir_ok(const char *proc)
 	return !e;
 }
 
-/* ------------------------------------------------------- --prometheus */
+/* --------------------------------------------------- what is kept */
 
-/* The metrics are written when every process has been read: each family's
- * samples together, as the format wants.  What is kept of a process: its
- * figures, and its objects with at least one huge page of text (smaller
- * ones cannot have a huge page: they count in the process's figures only,
- * which keeps the series few), merged by path (one series per label set),
- * their paths copied out of the smaps pool. */
-struct pm_set {
+/* Every process read is kept until all are (to be sorted, and, with
+ * --prometheus, each family's samples written together): its figures,
+ * and its objects with their paths copied out of the smaps pool.  With
+ * --prometheus, only the objects with at least one huge page of text
+ * (smaller ones cannot have a huge page: they count in the process's
+ * figures only, which keeps the series few), merged by path (one series
+ * per label set). */
+struct pset {
 	struct sproc *v;
 	size_t n, cap;
 	size_t unreadable;
@@ -361,7 +377,8 @@ static const char *const kind_name[4] = { "anon", "file", "shmem", "hugetlb" };
 
 /* smaps writes a newline in a path as "\012", the one character it escapes
  * there: the path as it is (a name with a literal "\012" in it reads the
- * same, and is taken for one with a newline). */
+ * same, and is taken for one with a newline).  Only for --prometheus: the
+ * text and JSON show smaps's path. */
 static char *path_decode(const char *s)
 {
 	char *d = malloc(strlen(s) + 1), *q = d;
@@ -379,29 +396,30 @@ static char *path_decode(const char *s)
 	return d;
 }
 
-static void pm_free_objs(struct sproc *p, size_t from)
+static void free_objs(struct sproc *p, size_t from)
 {
 	for (size_t i = from; i < p->nobjs; i++)
 		free((char *)p->objs[i].path);
 	p->nobjs = from;
 }
 
-/* p (read, its smaps still open) into set: it owns p's objects from now on. */
-static int pm_keep(struct pm_set *set, struct sproc *p, uint64_t H)
+/* p (read, its smaps still open) into set: it owns p's objects from now
+ * on.  prom: the objects as --prometheus wants them (above); H the PMD size. */
+static int keep(struct pset *set, struct sproc *p, bool prom, uint64_t H)
 {
 	size_t k = 0;
 	int err = 0;
 	for (size_t i = 0; i < p->nobjs; i++) {
 		struct sobj x = p->objs[i];
-		char *path = path_decode(x.path);
+		char *path = prom ? path_decode(x.path) : strdup(x.path);
 		if (!path) {
 			err = -ENOMEM;
 			break;
 		}
 		size_t j = 0;
-		while (j < k && strcmp(p->objs[j].path, path))
+		while (prom && j < k && strcmp(p->objs[j].path, path))
 			j++;
-		if (j < k) {
+		if (prom && j < k) {
 			struct sobj *y = &p->objs[j];
 			y->text += x.text;
 			y->copied += x.copied;
@@ -418,22 +436,24 @@ static int pm_keep(struct pm_set *set, struct sproc *p, uint64_t H)
 	}
 	p->nobjs = k;
 	if (err) {
-		pm_free_objs(p, 0);
+		free_objs(p, 0);
 		return err;
 	}
-	size_t kept = 0;
-	for (size_t i = 0; i < p->nobjs; i++) {
-		if (p->objs[i].text >= H)
-			p->objs[kept++] = p->objs[i];
-		else
-			free((char *)p->objs[i].path);
+	if (prom) {
+		size_t kept = 0;
+		for (size_t i = 0; i < p->nobjs; i++) {
+			if (p->objs[i].text >= H)
+				p->objs[kept++] = p->objs[i];
+			else
+				free((char *)p->objs[i].path);
+		}
+		p->nobjs = kept;
 	}
-	p->nobjs = kept;
 	if (set->n == set->cap) {
 		size_t cap = set->cap ? 2 * set->cap : 64;
 		struct sproc *v = realloc(set->v, cap * sizeof *v);
 		if (!v) {
-			pm_free_objs(p, 0);
+			free_objs(p, 0);
 			return -ENOMEM;
 		}
 		set->v = v;
@@ -445,15 +465,71 @@ static int pm_keep(struct pm_set *set, struct sproc *p, uint64_t H)
 	return 0;
 }
 
-static void pm_free(struct pm_set *set)
+static void set_free(struct pset *set)
 {
 	for (size_t i = 0; i < set->n; i++) {
-		pm_free_objs(&set->v[i], 0);
+		free_objs(&set->v[i], 0);
 		free(set->v[i].objs);
 	}
 	free(set->v);
 	memset(set, 0, sizeof *set);
 }
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return (a < b) - (a > b);
+}
+
+static int cmp_huge(const void *a, const void *b)
+{
+	const struct sproc *x = a, *y = b;
+	int c = cmp_u64_desc(proc_huge(x), proc_huge(y));
+	if (!c)
+		c = cmp_u64_desc(x->text, y->text);
+	return c ? c : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The total of the processes kept: a struct sproc with no objects. */
+static struct sproc set_total(const struct pset *set)
+{
+	struct sproc t;
+	memset(&t, 0, sizeof t);
+	for (size_t i = 0; i < set->n; i++) {
+		const struct sproc *p = &set->v[i];
+		t.text += p->text;
+		t.copied += p->copied;
+		t.anon += p->anon;
+		t.file += p->file;
+		t.shmem += p->shmem;
+		t.hugetlb += p->hugetlb;
+	}
+	return t;
+}
+
+static void print_total_text(FILE *out, const struct sproc *t, size_t n, bool summary)
+{
+	char a[16], b[16], c[16], d[16], e[16], f[16], g[16];
+	char what[48];
+	snprintf(what, sizeof what, "(%zu process%s)", n, et_tool_plural(n, "es"));
+	if (summary) {
+		fprintf(out, "%8s %9s %9s %9s %9s %9s %9s  %s\n", "TOTAL", et_tool_size(a, sizeof a, t->text),
+		        et_tool_size(b, sizeof b, proc_huge(t)), et_tool_size(c, sizeof c, t->anon),
+		        et_tool_size(d, sizeof d, t->file), et_tool_size(e, sizeof e, t->shmem),
+		        et_tool_size(f, sizeof f, t->hugetlb), what);
+		return;
+	}
+	uint64_t h = proc_huge(t);
+	fprintf(out, "\nTOTAL %s: %s of text, %s on huge pages", what, et_tool_size(a, sizeof a, t->text),
+	        et_tool_size(b, sizeof b, h));
+	if (t->text)
+		fprintf(out, " (%.0f%%)", 100.0 * (double)h / (double)t->text);
+	fprintf(out, ": anon %s, file %s, shmem %s, hugetlb %s; %s in anonymous copies\n",
+	        et_tool_size(c, sizeof c, t->anon), et_tool_size(d, sizeof d, t->file),
+	        et_tool_size(e, sizeof e, t->shmem), et_tool_size(f, sizeof f, t->hugetlb),
+	        et_tool_size(g, sizeof g, t->copied));
+}
+
+/* ------------------------------------------------------- --prometheus */
 
 static void pm_u64(FILE *f, const char *name, const char *type, const char *help, uint64_t v)
 {
@@ -600,7 +676,7 @@ static void pm_fig_samples(FILE *f, const char *metric, struct et_prom_label *l,
 	}
 }
 
-static void pm_write(FILE *f, const struct pm_set *set, const struct stat_opts *o)
+static void pm_write(FILE *f, const struct pset *set, const struct stat_opts *o)
 {
 	pm_host(f, o->proc);
 	pm_u64(f, "enormoustext_processes", "gauge",
@@ -621,6 +697,15 @@ static void pm_write(FILE *f, const struct pm_set *set, const struct stat_opts *
 		{ "enormoustext_process_copied_text_bytes",
 		  "Text of the process in anonymous copies of its files' text (libenormoustext's work)",
 		  PM_COPIED },
+	}, total_f[] = {
+		{ "enormoustext_total_text_bytes",
+		  "Text of all the processes read (the sum of enormoustext_process_text_bytes)", PM_TEXT },
+		{ "enormoustext_total_huge_bytes",
+		  "Text of all the processes read on huge pages, by kind (the sum of "
+		  "enormoustext_process_huge_bytes)", PM_HUGE },
+		{ "enormoustext_total_copied_text_bytes",
+		  "Text of all the processes read in anonymous copies (the sum of "
+		  "enormoustext_process_copied_text_bytes)", PM_COPIED },
 	}, obj_f[] = {
 		{ "enormoustext_object_text_bytes",
 		  "Text of one mapped object (object: its path) with at least one huge page of text: "
@@ -641,6 +726,12 @@ static void pm_write(FILE *f, const struct pm_set *set, const struct stat_opts *
 			l[1] = (struct et_prom_label){ "comm", p->comm };
 			pm_fig_samples(f, proc_f[fi].metric, l, 2, proc_f[fi].fig, p->text, p->copied, k);
 		}
+	}
+	const struct sproc t = set_total(set);
+	const uint64_t tk[4] = { t.anon, t.file, t.shmem, t.hugetlb };
+	for (size_t fi = 0; fi < sizeof total_f / sizeof *total_f; fi++) {
+		et_prom_family(f, total_f[fi].metric, "gauge", total_f[fi].help);
+		pm_fig_samples(f, total_f[fi].metric, l, 0, total_f[fi].fig, t.text, t.copied, tk);
 	}
 	if (o->summary)
 		return;
@@ -665,13 +756,14 @@ enum { O_JSON = 1, O_PROMETHEUS, O_SUMMARY, O_ALL, O_OUTPUT, O_PROC };
 
 static const struct et_opt options[] = {
 	{ "json", 0, NULL,
-	  "JSON: one object per PID (a list when several, or\n"
-	  "with --all), with pid, command, text_bytes,\n"
-	  "huge_bytes, huge_by_kind and objects (path, kind,\n"
-	  "text_bytes, huge_bytes, huge_by_kind,\n"
-	  "copied_text_bytes, mappings); sizes in bytes; with\n"
-	  "--all, the processes that could not be read are\n"
-	  "named on stderr",
+	  "JSON: one object per PID (a list when several), with\n"
+	  "pid, command, text_bytes, huge_bytes, huge_by_kind\n"
+	  "and objects (path, kind, text_bytes, huge_bytes,\n"
+	  "huge_by_kind, copied_text_bytes, mappings); sizes in\n"
+	  "bytes; with --all, an object of processes (that\n"
+	  "list) and total (processes, text_bytes, huge_bytes,\n"
+	  "huge_by_kind, copied_text_bytes), and the processes\n"
+	  "that could not be read named on stderr",
 	  O_JSON, 0, 1, 0, NULL, 0 },
 	{ "prometheus", 0, NULL,
 	  "Prometheus text format 0.0.4, for node_exporter's\n"
@@ -679,7 +771,8 @@ static const struct et_opt options[] = {
 	  "and per object of at least one huge page of text\n"
 	  "(labels pid, comm, object: its path) text, copied and\n"
 	  "huge bytes (label kind), and the host's THP modes,\n"
-	  "hugetlb pools and /proc/vmstat huge-page counters\n"
+	  "hugetlb pools and /proc/vmstat huge-page counters;\n"
+	  "the total of the processes read (enormoustext_total_*)\n"
 	  "(names and meanings: each family's # HELP line);\n"
 	  "processes that cannot be read are counted in\n"
 	  "enormoustext_processes_unreadable and named on\n"
@@ -706,7 +799,9 @@ static const struct et_opt options[] = {
 	  "every process that can be read (not this one;\n"
 	  "processes without text, such as kernel threads, are\n"
 	  "left out; those that cannot be read are named, by\n"
-	  "PID, in one line on stderr)",
+	  "PID, in one line on stderr); the most huge text\n"
+	  "first (then the most text, then by PID), and then\n"
+	  "their total",
 	  O_ALL, ET_OPTF_REQUIRED, 0, 2, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
@@ -721,11 +816,14 @@ static const struct et_cmd_spec spec = {
 	        "  file     FilePmdMapped   the file mapped huge from the page cache\n"
 	        "  shmem    ShmemPmdMapped  shmem/tmpfs huge pages\n"
 	        "  hugetlb  *_Hugetlb       the hugetlb pool (libenormoustext's hugetlb)\n"
-	        "An anonymous executable mapping lying between two mappings of the same file\n"
-	        "is that file's text moved by the library and counts for it (\"anonymous\n"
-	        "copies\"); other anonymous executable memory (and a memfd's) is JIT code,\n"
-	        "kind jit, listed as [anonymous] (or the memfd's name).  A kernel thread has\n"
-	        "no text of its own: given as a PID, it is an error that says so.\n",
+	        "An anonymous executable mapping inside the range of an executable segment of\n"
+	        "a mapped ELF file (read from its program headers at its load address) is that\n"
+	        "file's text moved by the library and counts for it (\"anonymous copies\");\n"
+	        "where the file cannot be read, one between two mappings of the same file.\n"
+	        "Other anonymous executable memory (and a memfd's) is JIT code, kind jit,\n"
+	        "listed as [anonymous] (or the memfd's name).  --all lists the processes with\n"
+	        "the most huge text first and ends with their total.  A kernel thread has no\n"
+	        "text of its own: given as a PID, it is an error that says so.\n",
 	.sections = { { NULL, options } },
 	.tail = "Exit status: 0; 1 when a PID does not exist, cannot be read or is a kernel\n"
 	        "thread (the others are still shown), or FILE cannot be written; 2 usage error.\n",
@@ -802,24 +900,18 @@ int et_cmd_stat(int argc, char **argv)
 		}
 	}
 
-	bool list = o.all || n > 1, first = true;
+	bool list = o.all || n > 1;
 	int rc = ET_EXIT_OK;
 	size_t denied = 0;
 	long self = getpid();
 	bool real_proc = !strcmp(o.proc, "/proc");
-	struct pm_set set = { .v = NULL };
+	struct pset set = { .v = NULL };
 	uint64_t H = 0;
 	if (o.prometheus) {
 		struct et_sysinfo si;
 		et_sysinfo_read_pmd(&si, "");
 		H = si.pmd_size;
 	}
-	struct et_json j;
-	et_json_init(&j, out);
-	if (o.json && list)
-		et_json_arr(&j, NULL);
-	if (!o.json && !o.prometheus && o.summary)
-		print_summary_header(out);
 	for (size_t i = 0; i < n; i++) {
 		if (o.all && real_proc && pids[i] == self)
 			continue;
@@ -852,31 +944,55 @@ int et_cmd_stat(int argc, char **argv)
 			et_smaps_free(&sm);
 			continue;
 		}
-		if (o.prometheus) {
-			err = pm_keep(&set, &p, H);
-			if (err) {
-				et_tool_err("PID %ld: out of memory", p.pid);
-				rc = ET_EXIT_BAD;
-			}
-		} else if (o.json) {
-			print_json(&j, &p, o.summary);
-		} else {
-			print_text(out, &p, &o, first);
+		err = keep(&set, &p, o.prometheus, H);
+		if (err) {
+			et_tool_err("PID %ld: out of memory", p.pid);
+			rc = ET_EXIT_BAD;
 		}
-		first = false;
 		proc_free(&p);
-		et_smaps_free(&sm);   /* object paths point into its pool */
+		et_smaps_free(&sm);   /* object paths pointed into its pool */
 	}
+	if (o.all)   /* the processes that matter first; PIDs as given */
+		qsort(set.v, set.n, sizeof *set.v, cmp_huge);
 	if (o.prometheus) {
 		pm_write(out, &set, &o);
-		pm_free(&set);
-	}
-	if (o.json) {
+	} else if (o.json) {
+		struct et_json j;
+		et_json_init(&j, out);
+		if (o.all) {
+			et_json_obj(&j, NULL);
+			et_json_arr(&j, "processes");
+		} else if (list) {
+			et_json_arr(&j, NULL);
+		}
+		for (size_t i = 0; i < set.n; i++)
+			print_json(&j, &set.v[i], o.summary);
 		if (list)
 			et_json_arr_end(&j);
-		if (!first || list)
+		if (o.all) {
+			const struct sproc tot = set_total(&set);
+			et_json_obj(&j, "total");
+			et_json_u64(&j, "processes", set.n);
+			et_json_u64(&j, "text_bytes", tot.text);
+			et_json_u64(&j, "huge_bytes", proc_huge(&tot));
+			kinds_json(&j, tot.anon, tot.file, tot.shmem, tot.hugetlb);
+			et_json_u64(&j, "copied_text_bytes", tot.copied);
+			et_json_obj_end(&j);
+			et_json_obj_end(&j);
+		}
+		if (set.n || list)
 			et_json_end(&j);
+	} else {
+		if (o.summary)
+			print_summary_header(out);
+		for (size_t i = 0; i < set.n; i++)
+			print_text(out, &set.v[i], &o, i == 0);
+		if (o.all) {
+			const struct sproc tot = set_total(&set);
+			print_total_text(out, &tot, set.n, o.summary);
+		}
 	}
+	set_free(&set);
 	if (o.output) {
 		if (et_tool_out_close(&t))
 			rc = ET_EXIT_BAD;

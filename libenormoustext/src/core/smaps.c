@@ -7,24 +7,36 @@
  * tables are sized for the kernel's maximum map count but only the pages
  * touched cost memory.
  *
- * Owns: the smaps text format.
+ * And whose text an anonymous executable mapping holds (et_smaps_attribute,
+ * the rule in smaps.h): from the ELF program headers of the files mapped,
+ * read with pread(2), never from the order of the mappings alone — a copy
+ * of an object's first window has no mapping of that object before it.
+ *
+ * Owns: the smaps text format; which object's text an anonymous mapping is.
  * May call: core (util: scratch memory).
- * Never: judges what it reads (runtime/verify.c does).
+ * Never: judges what it reads (runtime/verify.c does); reads more of a
+ * file than its ELF and program headers.
  */
 #include "core/smaps.h"
 
 #include "core/util.h"
 #include "os/os.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define VMA_CAP   65536u
 #define POOL_CAP  (8u << 20)
 #define READ_BUF  (64u << 10)
+#define RANGE_CAP 16384u        /* executable PT_LOADs (et_smaps_attribute) */
 
 static bool is_hex(char c)
 {
@@ -163,7 +175,8 @@ static void parse_line(struct et_smaps *sm, const char *p, const char *e)
 static int smaps_init(struct et_smaps *sm)
 {
 	memset(sm, 0, sizeof *sm);
-	sm->mem_len = VMA_CAP * sizeof(struct et_vma) + POOL_CAP + READ_BUF;
+	sm->mem_len = VMA_CAP * sizeof(struct et_vma) + POOL_CAP + READ_BUF +
+	              RANGE_CAP * sizeof(struct et_text_range);
 	sm->mem = et_os_map_anon(sm->mem_len, true);
 	if (sm->mem == MAP_FAILED) {
 		sm->mem = NULL;
@@ -175,6 +188,8 @@ static int smaps_init(struct et_smaps *sm)
 	sm->pool_cap = POOL_CAP;
 	sm->pool[0] = '\0';
 	sm->pool_len = 1;
+	sm->ranges = (struct et_text_range *)(sm->pool + POOL_CAP + READ_BUF);
+	sm->ranges_cap = RANGE_CAP;
 	return 0;
 }
 
@@ -270,6 +285,19 @@ bool et_vma_is_file(const struct et_smaps *sm, const struct et_vma *v)
 	       strncmp(p, "/memfd:", 7);
 }
 
+bool et_vma_is_anon(const struct et_smaps *sm, const struct et_vma *v)
+{
+	const char *p = et_vma_path(sm, v);
+	return !p[0] || !strncmp(p, "/anon_hugepage", 14) || !strcmp(p, "/dev/zero (deleted)") ||
+	       !strncmp(p, "[anon:", 6) || !strncmp(p, "[anon_shmem:", 12);
+}
+
+static bool same_file(const struct et_smaps *sm, const struct et_vma *a, const struct et_vma *b)
+{
+	return a->inode == b->inode && a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
+	       (a->path_off == b->path_off || !strcmp(et_vma_path(sm, a), et_vma_path(sm, b)));
+}
+
 static const struct et_vma *nearest_file(const struct et_smaps *sm, size_t i, int d)
 {
 	for (size_t j = i + (size_t)d; j < sm->count; j += (size_t)d)   /* i - 1 wraps past count */
@@ -278,12 +306,261 @@ static const struct et_vma *nearest_file(const struct et_smaps *sm, size_t i, in
 	return NULL;
 }
 
-const struct et_vma *et_smaps_copied_from(const struct et_smaps *sm, size_t i)
+/* The fallback: the nearest file mappings on both sides are one file's,
+ * whose headers could not be read (known text decides by itself). */
+static const struct et_vma *by_neighbours(const struct et_smaps *sm, size_t i)
 {
 	const struct et_vma *a = nearest_file(sm, i, -1), *b = nearest_file(sm, i, +1);
-	if (a && b && a->inode == b->inode && !strcmp(et_vma_path(sm, a), et_vma_path(sm, b)))
+	if (a && b && same_file(sm, a, b) && !a->text_known && !b->text_known)
 		return a;
 	return NULL;
+}
+
+const struct et_vma *et_smaps_copied_from(const struct et_smaps *sm, size_t i)
+{
+	if (i >= sm->count)
+		return NULL;
+	if (!sm->attributed)
+		return et_vma_is_anon(sm, &sm->vmas[i]) ? by_neighbours(sm, i) : NULL;
+	uint32_t o = sm->vmas[i].owner;
+	return o ? &sm->vmas[o - 1] : NULL;
+}
+
+bool et_smaps_copied_bias(const struct et_smaps *sm, size_t i, uint64_t *bias)
+{
+	if (!sm->attributed || i >= sm->count || !sm->vmas[i].owner || !sm->vmas[i].owner_elf)
+		return false;
+	*bias = sm->vmas[i].bias;
+	return true;
+}
+
+/* fd's device and inode are the mapping's. */
+static bool fd_is(int fd, const struct et_vma *v)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == v->inode &&
+	       major(st.st_dev) == v->dev_major && minor(st.st_dev) == v->dev_minor;
+}
+
+int et_smaps_mapped_file(const struct et_smaps *sm, const struct et_vma *v, const char *dir, char *buf,
+                         size_t cap)
+{
+	const char *path = et_vma_path(sm, v);
+	int err = -ENOENT;
+	for (int how = dir ? 0 : 2; how < 3; how++) {
+		int n;
+		if (how == 0)
+			n = snprintf(buf, cap, "%s/map_files/%llx-%llx", dir, (unsigned long long)v->start,
+			             (unsigned long long)v->end);
+		else if (path[0] != '/')
+			continue;
+		else if (how == 1)
+			n = snprintf(buf, cap, "%s/root%s", dir, path);
+		else
+			n = snprintf(buf, cap, "%s", path);
+		if (n < 0 || (size_t)n >= cap)
+			continue;
+		int fd = open(buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0) {
+			if (err == -ENOENT)
+				err = -errno;
+			continue;
+		}
+		/* map_files is the mapping's own file (on overlayfs its device
+		 * may read otherwise); a name may now be another file */
+		if (how == 0 || fd_is(fd, v))
+			return fd;
+		close(fd);
+		err = -ESTALE;
+	}
+	return err;
+}
+
+/* What et_smaps_attribute keeps of one file: its PT_LOADs. */
+#define ELF_LOADS 32
+
+struct loads {
+	enum { L_UNREAD, L_NONE, L_ELF } state;   /* L_NONE: read, no ELF of ours */
+	unsigned n;
+	struct {
+		uint64_t off, vaddr, filesz, memsz;
+		bool x;
+	} seg[ELF_LOADS];
+};
+
+static bool pread_all(int fd, void *p, size_t n, uint64_t off)
+{
+	ssize_t r;
+	do
+		r = pread(fd, p, n, (off_t)off);
+	while (r < 0 && errno == EINTR);
+	return r == (ssize_t)n;
+}
+
+static void read_loads(const struct et_smaps *sm, const struct et_vma *v, const char *dir, struct loads *l)
+{
+	char path[PATH_MAX + 64];
+	l->state = L_UNREAD;
+	l->n = 0;
+	int fd = et_smaps_mapped_file(sm, v, dir, path, sizeof path);
+	if (fd < 0)
+		return;
+	ElfW(Ehdr) eh;
+	if (!pread_all(fd, &eh, sizeof eh, 0)) {
+		/* shorter than a header: read, and no ELF file */
+		l->state = L_NONE;
+		close(fd);
+		return;
+	}
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || eh.e_phentsize != sizeof(ElfW(Phdr)) ||
+	    eh.e_phnum == 0) {
+		l->state = L_NONE;
+		close(fd);
+		return;
+	}
+	if (eh.e_phnum == PN_XNUM) {          /* the count in a section header: not for text */
+		close(fd);
+		return;
+	}
+	ElfW(Phdr) ph[16];
+	for (unsigned i = 0; i < eh.e_phnum; i += 16) {
+		unsigned k = eh.e_phnum - i < 16 ? eh.e_phnum - i : 16;
+		if (!pread_all(fd, ph, k * sizeof *ph, eh.e_phoff + (uint64_t)i * sizeof *ph)) {
+			close(fd);
+			return;                 /* cut short: unread, not "no text" */
+		}
+		for (unsigned j = 0; j < k; j++) {
+			if (ph[j].p_type != PT_LOAD)
+				continue;
+			if (l->n == ELF_LOADS) {
+				close(fd);
+				return;
+			}
+			l->seg[l->n].off = ph[j].p_offset;
+			l->seg[l->n].vaddr = ph[j].p_vaddr;
+			l->seg[l->n].filesz = ph[j].p_filesz;
+			l->seg[l->n].memsz = ph[j].p_memsz;
+			l->seg[l->n].x = (ph[j].p_flags & PF_X) != 0;
+			l->n++;
+		}
+	}
+	close(fd);
+	l->state = L_ELF;
+}
+
+/* The load bias mapping v gives: its start less the address its file
+ * offset has in the PT_LOAD that maps it — the one whose page-aligned
+ * p_offset is that offset, else one that holds it (a mapping split by
+ * mprotect, or what is left of a segment around a copy). */
+static bool bias_of(const struct loads *l, const struct et_vma *v, uint64_t page, uint64_t *bias)
+{
+	int hold = -1;
+	for (unsigned i = 0; i < l->n; i++) {
+		uint64_t pg = l->seg[i].off & ~(page - 1);
+		if (pg == v->offset) {
+			*bias = v->start - (l->seg[i].vaddr & ~(page - 1));
+			return true;
+		}
+		if (hold < 0 && pg < v->offset && v->offset < l->seg[i].off + l->seg[i].filesz)
+			hold = (int)i;
+	}
+	if (hold < 0)
+		return false;
+	*bias = v->start - (l->seg[hold].vaddr + (v->offset - l->seg[hold].off));
+	return true;
+}
+
+static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	uint64_t lo = a > c ? a : c, hi = b < d ? b : d;
+	return hi > lo ? hi - lo : 0;
+}
+
+void et_smaps_attribute(struct et_smaps *sm, const char *dir)
+{
+	if (!sm->mem)
+		return;
+	sm->attributed = true;
+	sm->nranges = 0;
+	bool any = false;
+	for (size_t i = 0; i < sm->count; i++) {
+		struct et_vma *v = &sm->vmas[i];
+		v->owner = 0;
+		v->owner_elf = v->text_known = false;
+		any |= (v->prot & PROT_EXEC) && et_vma_is_anon(sm, v);
+	}
+	if (!any)
+		return;                 /* nothing to attribute: no file read */
+	long ps = sysconf(_SC_PAGESIZE);
+	uint64_t page = ps > 0 ? (uint64_t)ps : 4096;
+	/* The executable PT_LOADs of every file mapped, where they lie: the
+	 * headers read once per run of one file's mappings, a range added once
+	 * per (file, bias). */
+	struct loads l = { .state = L_UNREAD, .n = 0 };
+	const struct et_vma *cur = NULL, *last = NULL;
+	uint64_t last_bias = 0;
+	for (size_t i = 0; i < sm->count; i++) {
+		struct et_vma *v = &sm->vmas[i];
+		if (!et_vma_is_file(sm, v))
+			continue;
+		if (!cur || !same_file(sm, cur, v)) {
+			read_loads(sm, v, dir, &l);
+			cur = v;
+		}
+		uint64_t bias;
+		if (l.state == L_NONE) {
+			v->text_known = true;
+			continue;
+		}
+		if (l.state != L_ELF || !bias_of(&l, v, page, &bias))
+			continue;
+		if (last && same_file(sm, last, v) && bias == last_bias) {
+			v->text_known = true;
+			continue;
+		}
+		unsigned nx = 0;
+		for (unsigned k = 0; k < l.n; k++)
+			nx += l.seg[k].x;
+		if (sm->nranges + nx > sm->ranges_cap)
+			continue;               /* no room: the neighbours decide */
+		for (unsigned k = 0; k < l.n; k++) {
+			if (!l.seg[k].x || !l.seg[k].memsz)
+				continue;
+			struct et_text_range *r = &sm->ranges[sm->nranges++];
+			r->lo = bias + (l.seg[k].vaddr & ~(page - 1));
+			r->hi = bias + ((l.seg[k].vaddr + l.seg[k].memsz + page - 1) & ~(page - 1));
+			r->bias = bias;
+			r->vma = (uint32_t)i;
+		}
+		v->text_known = true;
+		last = v;
+		last_bias = bias;
+	}
+	/* Each anonymous executable mapping: the range it overlaps most. */
+	for (size_t i = 0; i < sm->count; i++) {
+		struct et_vma *v = &sm->vmas[i];
+		if (!(v->prot & PROT_EXEC) || !et_vma_is_anon(sm, v))
+			continue;
+		const struct et_text_range *best = NULL;
+		uint64_t most = 0;
+		for (size_t k = 0; k < sm->nranges; k++) {
+			uint64_t o = overlap(v->start, v->end, sm->ranges[k].lo, sm->ranges[k].hi);
+			if (o > most) {
+				most = o;
+				best = &sm->ranges[k];
+			}
+		}
+		if (best) {
+			v->owner = best->vma + 1;
+			v->bias = best->bias;
+			v->owner_elf = true;
+			continue;
+		}
+		const struct et_vma *a = by_neighbours(sm, i);
+		if (a)
+			v->owner = (uint32_t)(a - sm->vmas) + 1;
+	}
 }
 
 int et_smaps_read_self(struct et_smaps *sm)

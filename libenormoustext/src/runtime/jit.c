@@ -298,8 +298,8 @@ void et_jit_read(struct et_jit_stats *st)
 }
 
 /* Is executable mapping i JIT code: anonymous (or a memfd), and not text
- * this library copied (an anonymous mapping between two of one file's,
- * as `enormoustext stat` tells them apart)? */
+ * this library copied (inside an executable segment of a mapped file: the
+ * one rule of core/smaps.c, as `enormoustext stat` tells them apart)? */
 static bool jit_vma(const struct et_smaps *sm, size_t i)
 {
 	const char *p = et_vma_path(sm, &sm->vmas[i]);
@@ -323,6 +323,7 @@ __attribute__((destructor)) static void jit_summary(void)
 	struct et_smaps sm;
 	bool read = et_smaps_read_self(&sm) == 0;
 	if (read) {
+		et_smaps_attribute(&sm, "/proc/self");
 		for (size_t i = 0; i < sm.count; i++) {
 			const struct et_vma *v = &sm.vmas[i];
 			if ((v->prot & PROT_EXEC) && jit_vma(&sm, i)) {
