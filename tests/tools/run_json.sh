@@ -2,7 +2,8 @@
 # tool_run_json — `run --dry-run --json` is valid JSON (python3's json.tool
 # and the strict checker) holding what the text form says: the same
 # variables with the same values, LD_PRELOAD first, the same command words
-# (quoted ones whole); --json without --dry-run is a usage error.
+# (quoted ones whole); run --help's --json names each key run --json
+# writes and no other; --json without --dry-run is a usage error.
 . "$(dirname "$0")/lib.sh"
 
 args=(--verbose 2 --include 'a b*' --include 'c' --prime 0 --backend file -- printf '%s\n' "it's" x)
@@ -30,6 +31,31 @@ if j["environment"]["ENORMOUSTEXT_INCLUDE"] != "a b*:c":
     sys.exit("the two --include not joined: %s" % j["environment"]["ENORMOUSTEXT_INCLUDE"])
 if j["command"] != ["printf", "%s\\n", "it's", "x"]:
     sys.exit("the command's words: %s" % j["command"])
+PY
+# run --help's --json names the keys run --json writes, each of them and
+# no other: its words in double quotes, and the words of a parenthesised
+# list "(a, b, c)" (the form the help had when it named a key "library"
+# that run --json never wrote).
+t help -- "$TOOL" run --help
+expect_rc 0
+awk '{ opt = match($0, /[^ ]/) <= 7 && substr($0, RSTART, 1) == "-" }
+	opt && on { exit } opt && / --json / { on = 1 } on' "$OUT" >"$W/help.json"
+[ -s "$W/help.json" ] || fail "run --help has no --json option"
+python3 - "$W/help.json" "$W/2.json.out" <<'PY' || fail "run --help's --json and what run --json writes disagree"
+import json, re, sys
+text = " ".join(open(sys.argv[1]).read().split())
+named = set(re.findall(r'"([A-Za-z_]+)"', text))
+for lst in re.findall(r'\(([a-z_]+(?:, [a-z_]+)+)\)', text):
+    named.update(lst.split(", "))
+keys = set(json.load(open(sys.argv[2])))
+if not named:
+    sys.exit("the help of --json names no key: %s" % text)
+if named - keys:
+    sys.exit("the help of --json names %s, which run --json does not write (it writes %s)"
+             % (sorted(named - keys), sorted(keys)))
+if keys - named:
+    sys.exit("run --json writes %s, which the help of --json does not name" % sorted(keys - named))
+print("   keys named and written: %s" % sorted(keys))
 PY
 t nodry -- "$TOOL" run --json -- true
 expect_bad 2 "--json without --dry-run" "--json goes with --dry-run"

@@ -8,7 +8,12 @@
 # its loader cannot start and one whose interpreter is no loader, the windows are check's for the
 # program and prime --check's state decides zero-copy for the library linked
 # with enormous.ld; the copy rate is measured (a start-up figure); JSON
-# fields parse and agree with the text; bad input.
+# fields parse and agree with the text; a PROGRAM without a slash found
+# along PATH (the first directory that has it, as `run` finds it, not the
+# current directory); a script explained by what runs it, said in its
+# first line (its interpreter, env's PROGRAM along PATH, a script's
+# script), its line and chain in JSON, one line when it names nothing that
+# runs; bad input.
 . "$(dirname "$0")/lib.sh"
 
 sys=/sys/kernel/mm/transparent_hugepage
@@ -223,6 +228,84 @@ if gcc -fsanitize=address -o "$W/asanprog" "$W/asan.c" 2>"$W/asan.err" && readel
 else
 	note "gcc cannot build with -fsanitize=address here ($(head -1 "$W/asan.err")): the ASan sentence is not checked"
 fi
+
+# A PROGRAM without a slash is found along PATH, as `run` finds it (one
+# search for both: spawn.c's et_tool_which): the first directory of PATH
+# that has it, not the current directory.
+pb=$W/pbin pb2=$W/pbin2
+mkdir -p "$pb" "$pb2" "$W/cwd"
+cp "$HOLD" "$pb2/etprog"; cp "$HOLD" "$pb/etprog"; cp "$HOLD" "$pb/etinterp"; cp "$HOLD" "$W/cwd/etlocal"
+printf '#!/bin/sh\necho "ran $0"\n' >"$pb2/etwhich"; chmod +x "$pb2/etwhich"
+P=$pb:$pb2:/usr/bin:/bin
+t inpath PATH="$P" -- "$TOOL" status --explain --no-probe etprog
+expect_rc 0; expect_no_err
+expect_out "^for $pb/etprog:\$"
+t inpathjson PATH="$P" -- "$TOOL" status --json --explain --no-probe etprog
+expect_rc 0; json "$OUT"
+[ "$(jneed "$OUT.flat" .explain.program.path)" = "$pb/etprog" ] || fail "--explain etprog explains $(jget "$OUT.flat" .explain.program.path), not $pb/etprog (the first along PATH)"
+[ "$(jneed "$OUT.flat" .script)" = null ] || fail ".script is not null for an ELF program"
+# run finds what status finds: the same search
+t runpath PATH="$P" -- "$TOOL" run -- etwhich
+expect_rc 0; expect_out "^ran $pb2/etwhich\$"
+t whichscript PATH="$P" -- "$TOOL" status --explain --no-probe etwhich
+expect_rc 0; expect_out "^$pb2/etwhich is a script run by /bin/sh: what follows is for /bin/sh, "
+# not along PATH: one line; the file of that name here is named, not taken
+cd "$W/cwd" || fail "cd $W/cwd"
+t local PATH="$P" -- "$TOOL" status --explain --no-probe etlocal
+cd - >/dev/null || fail "cd back"
+expect_bad 1 "a PROGRAM here but not along PATH" "^enormoustext status: --explain etlocal: not found along PATH \(.*the one here is \./etlocal\)\$"
+t nowhere PATH="$P" -- "$TOOL" status --explain --no-probe etnosuch
+expect_bad 1 "a PROGRAM found nowhere" "^enormoustext status: --explain etnosuch: not found along PATH\$"
+
+# A script (#! line) is explained by what runs it, saying so: the
+# interpreter it names, env's PROGRAM found along PATH, an interpreter
+# that is a script itself (as the kernel follows it).
+env=$(command -v env)
+printf '#!%s etinterp\nbody\n' "$env" >"$W/viaenv"
+printf '#!%s -S etinterp -u\n' "$env" >"$W/viaenvs"
+printf '#!%s  -x \n' "$pb/etinterp" >"$W/direct"
+printf '#!%s\n' "$W/direct" >"$W/nested"
+chmod +x "$W/viaenv" "$W/viaenvs" "$W/direct" "$W/nested"
+t viaenv PATH="$P" -- "$TOOL" status --explain --no-probe "$W/viaenv"
+expect_rc 0; expect_no_err
+head -1 "$OUT" | grep -qxF "$W/viaenv is a script run by $pb/etinterp (its line '#!$env etinterp': env finds etinterp along PATH): what follows is for $pb/etinterp, which the library is loaded into when the script runs" ||
+	fail "a script run by env: the first line is not the one expected"
+expect_out "^for $pb/etinterp:\$"
+grep -q "not an ELF" "$OUT" "$ERR" && fail "a script is said to be no ELF file"
+t viaenvjson PATH="$P" -- "$TOOL" status --json --explain --no-probe "$W/viaenv"
+expect_rc 0; json "$OUT"
+[ "$(jneed "$OUT.flat" .script.path)" = "$W/viaenv" ] || fail ".script.path"
+[ "$(jneed "$OUT.flat" .script.interpreter)" = "$env" ] || fail ".script.interpreter is not $env"
+[ "$(jneed "$OUT.flat" .script.program)" = "$pb/etinterp" ] || fail ".script.program is not $pb/etinterp"
+[ "$(jneed "$OUT.flat" .script.line)" = "#!$env etinterp" ] || fail ".script.line"
+[ "$(jneed "$OUT.flat" .explain.program.path)" = "$pb/etinterp" ] || fail "the program explained is not the interpreter"
+t viaenvs PATH="$P" -- "$TOOL" status --explain --no-probe "$W/viaenvs"
+expect_rc 0; expect_out "^$W/viaenvs is a script run by $pb/etinterp \(its line '#!$env -S etinterp -u': env finds etinterp along PATH\)"
+t direct -- "$TOOL" status --explain --no-probe "$W/direct"
+expect_rc 0; expect_out "^$W/direct is a script run by $pb/etinterp: what follows is for $pb/etinterp, "
+expect_out "^for $pb/etinterp:\$"
+t nested -- "$TOOL" status --json --explain --no-probe "$W/nested"
+expect_rc 0; json "$OUT"
+[ "$(jget "$OUT.flat" '.script.chain[0]') $(jget "$OUT.flat" '.script.chain[1]')" = "$W/direct $pb/etinterp" ] ||
+	fail "the nested script's chain is not $W/direct, $pb/etinterp"
+[ "$(jneed "$OUT.flat" .explain.program.path)" = "$pb/etinterp" ] || fail "the nested script: not its last interpreter explained"
+# scripts whose line names nothing that runs: one line each, status 1
+printf '#!%s etnosuch\n' "$env" >"$W/envgone"
+printf '#!%s/nosuch\n' "$W" >"$W/interpgone"
+printf '#!\n' >"$W/emptyline"
+t envgone PATH="$P" -- "$TOOL" status --explain --no-probe "$W/envgone"
+expect_bad 1 "a script whose env PROGRAM is nowhere" "^enormoustext status: --explain $W/envgone: a script run by $env etnosuch .*env finds no etnosuch along PATH\$"
+t interpgone -- "$TOOL" status --explain --no-probe "$W/interpgone"
+expect_bad 1 "a script whose interpreter is missing" "^enormoustext status: --explain $W/interpgone: a script run by $W/nosuch .*: No such file or directory\$"
+t emptyline -- "$TOOL" status --explain --no-probe "$W/emptyline"
+expect_bad 1 "a script whose line is empty" "^enormoustext status: --explain $W/emptyline: a script whose line '#!' names no program to run\$"
+printf '#!/bin/sh\r\necho\r\n' >"$W/dosline"
+printf '#!%s etinterp\r\n' "$env" >"$W/dosenv"
+for f in dosline dosenv; do
+	t "$f" PATH="$P" -- "$TOOL" status --explain --no-probe "$W/$f"
+	expect_bad 1 "a script with DOS line ends" "^enormoustext status: --explain $W/$f: its line '#![^']*' ends in a carriage return \\(DOS line ends\\): .*there is none\$"
+	tr -d '\r' <"$ERR" | cmp -s - "$ERR" || fail "$f: the error line holds a carriage return"
+done
 
 # Bad input.
 t missing -- "$TOOL" status --explain "$W/nope"

@@ -15,7 +15,8 @@
  * Owns: `run`: the options made from the library's table, the environment
  * CMD gets.
  * May call: core (options: the table, its parser, its defaults), preload.c
- * (the library, LD_PRELOAD, the values checked), msg.c.
+ * (the library, LD_PRELOAD, the values checked), spawn.c (COMMAND found
+ * along PATH), msg.c.
  * Never: keeps a list of options, a default or an accepted value of its
  * own (the table has them).
  */
@@ -146,8 +147,9 @@ static const struct et_opt cmd_opts[] = {
 	{ "dry-run", 'n', NULL, "print the environment it would set and the command, run\nnothing",
 	  OPT_DRY_RUN, 0, 0, 0, NULL, 0 },
 	{ "json", 0, NULL,
-	  "with --dry-run: the same as JSON (library, environment,\n"
-	  "command)",
+	  "with --dry-run: the same as one JSON object of two\n"
+	  "keys: \"environment\" (LD_PRELOAD, the library, first;\n"
+	  "then each variable it sets) and \"command\" (its words)",
 	  OPT_JSON, 0, 0, 0, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
@@ -392,8 +394,27 @@ int et_cmd_run(int argc, char **argv)
 		}
 	}
 	fflush(stdout);
-	execvp(a.ops[0], a.ops);
-	int e = errno;
+	/* found along PATH as execvp would (spawn.c's et_tool_which, which
+	 * status --explain uses too), then run as execvp runs it: a file the
+	 * kernel cannot execute (no #! line) by /bin/sh */
+	char file[PATH_MAX];
+	int e = et_tool_which(a.ops[0], file, sizeof file);
+	if (e == 0) {
+		execv(file, a.ops);
+		e = errno;
+		if (e == ENOEXEC) {
+			char **sh = calloc((size_t)a.nops + 2, sizeof *sh);
+			if (sh) {
+				sh[0] = (char *)"/bin/sh";
+				sh[1] = file;
+				for (int i = 1; i < a.nops; i++)
+					sh[i + 1] = a.ops[i];
+				execv(sh[0], sh);
+				e = errno;
+				free(sh);
+			}
+		}
+	}
 	et_tool_err("%s: %s", a.ops[0], e == ENOENT ? "command not found" : strerror(e));
 	rc = e == ENOENT ? 127 : 126;
 out:

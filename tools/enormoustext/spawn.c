@@ -1,9 +1,13 @@
 /*
  * tools/enormoustext/spawn.c — another program run by the command, its
  * output captured: `systemctl` and the trial run of `enable`, a program's
- * loader asked for its libraries (loader.c).
+ * loader asked for its libraries (loader.c); and which file a command name
+ * is: the PATH search of `run` (which execs it) and of `status --explain`
+ * (which explains it), and the interpreter of a script's #! line.
  *
- * Owns: et_tool_capture (fork, exec, the pipes, the wait).
+ * Owns: et_tool_capture (fork, exec, the pipes, the wait); et_tool_which
+ * (THE search along PATH, execvp's rules); et_tool_script (a #! line read
+ * as the kernel reads it, `env`'s program searched as env searches it).
  * May call: libc.
  * Never: runs a program through a shell; leaves a child unwaited for.
  */
@@ -12,7 +16,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,4 +91,143 @@ int et_tool_capture(char *const argv[], char *const envp[], char **out, char **e
 	if (err)
 		*err = bufs[1];
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Is path a file execve could run?  0, or why not (EACCES: a directory or
+ * no execute permission; ENOENT...). */
+static int executable(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return errno;
+	if (!S_ISREG(st.st_mode) || access(path, X_OK) != 0)
+		return EACCES;
+	return 0;
+}
+
+int et_tool_which(const char *name, char *out, size_t cap)
+{
+	if (!*name)
+		return ENOENT;
+	if (strchr(name, '/')) {
+		if (strlen(name) >= cap)
+			return ENAMETOOLONG;
+		memcpy(out, name, strlen(name) + 1);
+		return 0;
+	}
+	/* glibc's execvp: PATH unset is confstr(_CS_PATH)'s "/bin:/usr/bin";
+	 * an empty entry is the current directory; a file found but not
+	 * executable (EACCES) does not end the search, and is the answer
+	 * when nothing later is found. */
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin";
+	int err = ENOENT;
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		size_t dl = (size_t)(end - p);
+		char cand[PATH_MAX];
+		int n = dl ? snprintf(cand, sizeof cand, "%.*s/%s", (int)dl, p, name)
+		           : snprintf(cand, sizeof cand, "%s", name);
+		if (n > 0 && (size_t)n < sizeof cand) {
+			int e = executable(cand);
+			if (e == 0) {
+				if ((size_t)n >= cap)
+					return ENAMETOOLONG;
+				memcpy(out, cand, (size_t)n + 1);
+				return 0;
+			}
+			if (e == EACCES)
+				err = EACCES;
+		}
+		if (!*end)
+			break;
+		p = end;
+	}
+	return err;
+}
+
+/* env's options that take the next word as their value (coreutils 9). */
+static bool env_option_with_value(const char *w)
+{
+	return !strcmp(w, "-u") || !strcmp(w, "--unset") || !strcmp(w, "-C") || !strcmp(w, "--chdir");
+}
+
+int et_tool_script(const char *path, struct et_tool_script *sc)
+{
+	memset(sc, 0, sizeof *sc);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* the kernel reads the first 256 bytes (BINPRM_BUF_SIZE) */
+	char buf[sizeof sc->line];
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof buf - 1)) < 0 && errno == EINTR)
+		;
+	close(fd);
+	if (r < 2 || buf[0] != '#' || buf[1] != '!')
+		return 0;
+	buf[r] = '\0';
+	char *nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	snprintf(sc->line, sizeof sc->line, "%s", buf);
+	for (size_t n = strlen(sc->line); n && sc->line[n - 1] == '\r'; n--)
+		sc->line[n - 1] = '\0';      /* for messages; the names keep it */
+	/* "#!", blanks, the interpreter up to a blank, then the rest, its
+	 * trailing blanks cut, as one argument (a carriage return is part of
+	 * the name, as the kernel reads it) */
+	char *p = buf + 2;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	char *ip = p;
+	while (*p && *p != ' ' && *p != '\t')
+		p++;
+	if (*p)
+		*p++ = '\0';
+	while (*p == ' ' || *p == '\t')
+		p++;
+	for (size_t n = strlen(p); n && (p[n - 1] == ' ' || p[n - 1] == '\t'); n--)
+		p[n - 1] = '\0';
+	if (!*ip)
+		return -ENOEXEC;
+	if (strlen(ip) >= sizeof sc->interp)
+		return -ENAMETOOLONG;
+	snprintf(sc->interp, sizeof sc->interp, "%s", ip);
+	const char *base = strrchr(ip, '/');
+	base = base ? base + 1 : ip;
+	if (strcmp(base, "env") != 0) {
+		snprintf(sc->program, sizeof sc->program, "%s", ip);
+		return 1;
+	}
+	/* #!/usr/bin/env PROGRAM: env searches PATH for PROGRAM, the whole
+	 * argument (a blank in it is part of the name); with -S env splits it
+	 * into words: options, NAME=VALUE, then PROGRAM and its arguments. */
+	sc->via_env = true;
+	const char *name = p;
+	if (!strncmp(p, "-S", 2) || !strncmp(p, "--split-string", 14)) {
+		p += p[1] == 'S' ? 2 : 14;
+		if (*p == '=')
+			p++;
+		name = NULL;
+		char *save = NULL;
+		for (char *w = strtok_r(p, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+			if (w[0] == '-') {
+				if (env_option_with_value(w) && !strtok_r(NULL, " \t", &save))
+					break;
+				continue;
+			}
+			if (strchr(w, '='))
+				continue;
+			name = w;
+			break;
+		}
+	}
+	/* env with no program (or only an option, without -S): it prints the
+	 * environment */
+	if (!name || !*name || (name == p && *name == '-'))
+		return -ENOEXEC;
+	snprintf(sc->name, sizeof sc->name, "%s", name);
+	int e = et_tool_which(name, sc->program, sizeof sc->program);
+	return e ? -e : 1;
 }

@@ -24,6 +24,7 @@
 #include "core/hostwide.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -159,7 +160,20 @@ static void probe_json(struct et_json *j, const char *key, const struct probe *p
 	et_json_str(j, "detail", p->detail);
 }
 
-static int print_json(const struct et_tool_host *s, bool explain, const char *program)
+/* --explain SCRIPT: the script given and what runs it (the program
+ * explained). */
+struct script_info {
+	const char *path;           /* as given (found along PATH when it had no slash) */
+	struct et_tool_script sc;   /* its #! line */
+	const char *program;        /* what is explained: the last of chain */
+	/* what runs it: the interpreter (or env's PROGRAM), then that one's
+	 * interpreter where it is a script too, ... */
+	char chain[5][PATH_MAX];
+	int n;
+};
+
+static int print_json(const struct et_tool_host *s, bool explain, const char *program,
+                      const struct script_info *script)
 {
 	struct et_json j;
 	char why[1024];
@@ -252,8 +266,23 @@ static int print_json(const struct et_tool_host *s, bool explain, const char *pr
 		et_json_null(&j, "settings_refused_line");
 	et_json_obj_end(&j);
 	int rc = ET_EXIT_OK;
-	if (explain)
+	if (explain) {
+		if (script) {
+			et_json_obj(&j, "script");
+			et_json_str(&j, "path", script->path);
+			et_json_str(&j, "line", script->sc.line);
+			et_json_str(&j, "interpreter", script->sc.interp);
+			et_json_str(&j, "program", script->program);
+			et_json_arr(&j, "chain");
+			for (int i = 0; i < script->n; i++)
+				et_json_str(&j, NULL, script->chain[i]);
+			et_json_arr_end(&j);
+			et_json_obj_end(&j);
+		} else {
+			et_json_null(&j, "script");
+		}
 		rc = et_tool_explain(s, program, &j);
+	}
 	et_json_obj_end(&j);
 	et_json_end(&j);
 	return rc;
@@ -281,8 +310,12 @@ static const struct et_opt options[] = {
 	  "policy and defrag, the kernel, the probes, the\n"
 	  "hugetlb pool, the file system's page cache, this\n"
 	  "process's memory cgroup); with --json, the same as an\n"
-	  "\"explain\" member.  With a PROGRAM (an ELF program):\n"
-	  "what would move for it and the libraries it needs\n"
+	  "\"explain\" member.  With a PROGRAM (an ELF program or\n"
+	  "library; without a slash, found along PATH as `run`\n"
+	  "finds it; a script: what its #! line runs, said first,\n"
+	  "and in JSON \"script\": path, line, interpreter,\n"
+	  "program, chain): what would move for it and the\n"
+	  "libraries it needs\n"
 	  "(as its loader lists them; not what it opens later\n"
 	  "with dlopen): text in whole huge-page windows (the\n"
 	  "planner of `check`), which way in (zero-copy from the\n"
@@ -308,14 +341,101 @@ static const struct et_cmd_spec spec = {
 	        "/etc/enormoustext/off).\n"
 	        "A PROGRAM goes with --explain.\n",
 	.sections = { { NULL, options } },
-	.tail = "Exit status: 0; 1 PROGRAM cannot be read or is not an ELF program, --root or\n"
-	        "--probe-dir is not a directory; 2 usage error.\n",
+	.tail = "Exit status: 0; 1 PROGRAM cannot be found or read, is not an ELF program\n"
+	        "(nor a script run by one), --root or --probe-dir is not a directory; 2 usage\n"
+	        "error.\n",
 	.operand = ET_COMP_FILE,
 };
 
 const struct et_cmd_spec *et_cmd_status_spec(void)
 {
 	return &spec;
+}
+
+/* --explain PROGRAM found as `run` finds it (along PATH without a slash:
+ * spawn.c's et_tool_which), into out: 0, or ET_EXIT_BAD after one line. */
+static int find_program(const char *name, char *out, size_t cap)
+{
+	int e = et_tool_which(name, out, cap);
+	if (e == 0)
+		return 0;
+	struct stat st;
+	if (e == ENOENT && stat(name, &st) == 0)
+		et_tool_err("--explain %s: not found along PATH (a PROGRAM without a slash is looked for "
+		            "there, as `run` looks for it; the one here is ./%s)", name, name);
+	else if (e == ENOENT)
+		et_tool_err("--explain %s: not found along PATH", name);
+	else
+		et_tool_err("--explain %s: %s (looked for along PATH)", name, strerror(e));
+	return ET_EXIT_BAD;
+}
+
+/* One line for a #! line that names nothing that can run (r: what
+ * et_tool_script returned). */
+static void script_error(const char *given, const struct et_tool_script *sc, int r)
+{
+	if (strchr(sc->name, '\r'))
+		et_tool_err("--explain %s: its line '%s' ends in a carriage return (DOS line ends): env "
+		            "looks for a program whose name ends in one, and there is none", given, sc->line);
+	else if (r == -ENOEXEC)
+		et_tool_err("--explain %s: a script whose line '%s' names no program to run", given, sc->line);
+	else if (sc->via_env && (r == -ENOENT || r == -EACCES))
+		et_tool_err("--explain %s: a script run by %s %s ('%s'): env finds no %s along PATH", given,
+		            sc->interp, sc->name, sc->line, r == -ENOENT ? sc->name : "executable of that name");
+	else
+		et_tool_err("--explain %s: a script run by %s ('%s'): %s", given, sc->interp, sc->line,
+		            strerror(-r));
+}
+
+/* --explain SCRIPT (a #! line): what runs it, which is what the library is
+ * loaded into; an interpreter that is a script itself is followed, as the
+ * kernel follows it (4 deep at most).  0 with si filled (si->program: the
+ * file to explain); 1 when path is no script (or cannot be read: the
+ * checks after say so); -1 after one line when the line names nothing that
+ * runs. */
+static int script_program(const char *path, struct script_info *si)
+{
+	static struct et_tool_script next;
+	memset(si, 0, sizeof *si);
+	si->path = path;
+	int r = et_tool_script(path, &si->sc);
+	if (r == 0 || (r < 0 && !si->sc.line[0]))
+		return 1;
+	if (r < 0) {
+		script_error(path, &si->sc, r);
+		return -1;
+	}
+	snprintf(si->chain[0], sizeof si->chain[0], "%s", si->sc.program);
+	for (si->n = 1;; si->n++) {
+		const char *prog = si->chain[si->n - 1];
+		struct stat st;
+		if (stat(prog, &st) != 0) {
+			const char *line = si->n == 1 ? si->sc.line : next.line;
+			if (strchr(prog, '\r'))
+				et_tool_err("--explain %s: its line '%s' ends in a carriage return (DOS line ends): "
+				            "the kernel looks for a program whose name ends in one, and there is "
+				            "none", path, line);
+			else
+				et_tool_err("--explain %s: a script run by %s ('%s'): %s", path, prog, line,
+				            strerror(errno));
+			return -1;
+		}
+		int q = et_tool_script(prog, &next);
+		if (q == 0 || (q < 0 && !next.line[0]))
+			break;
+		if (si->n == 5) {
+			et_tool_err("--explain %s: a script whose interpreters are scripts more than 4 deep "
+			            "(the kernel runs no such chain)", path);
+			return -1;
+		}
+		if (q < 0) {
+			script_error(path, &next, q);
+			return -1;
+		}
+		snprintf(si->chain[si->n], sizeof si->chain[si->n], "%s", next.program);
+	}
+	si->program = si->chain[si->n - 1];
+	return 0;
 }
 
 /* --explain PROGRAM: a file `check` cannot read is said first, as this
@@ -373,6 +493,14 @@ int et_cmd_status(int argc, char **argv)
 	if (next < a.nops)
 		return et_tool_usage("unexpected argument '%s'%s", a.ops[next],
 		                     explain ? "" : " (a PROGRAM goes with --explain)");
+	char found[PATH_MAX];
+	static struct script_info si;
+	const struct script_info *script = NULL;
+	if (program) {
+		if (find_program(program, found, sizeof found) != 0)
+			return ET_EXIT_BAD;
+		program = found;
+	}
 	struct stat st;
 	if (program && stat(program, &st) != 0) {
 		et_tool_err("%s: %s", program, strerror(errno));
@@ -381,6 +509,15 @@ int et_cmd_status(int argc, char **argv)
 	if (program && !S_ISREG(st.st_mode)) {
 		et_tool_err("%s: not a regular file", program);
 		return ET_EXIT_BAD;
+	}
+	if (program) {
+		int r = script_program(program, &si);
+		if (r < 0)
+			return ET_EXIT_BAD;
+		if (r == 0) {
+			script = &si;
+			program = si.program;
+		}
 	}
 	if (program && explain_refuses(program))
 		return ET_EXIT_BAD;
@@ -394,7 +531,18 @@ int et_cmd_status(int argc, char **argv)
 	}
 	et_tool_host_read(&s, probe, probe_dir, program);
 	if (json)
-		return print_json(&s, explain, program);
+		return print_json(&s, explain, program, script);
+	if (script) {
+		/* "S is a script run by P (its line '#!/usr/bin/env p': env finds
+		 * p along PATH), itself a script run by Q: what follows is for Q" */
+		printf("%s is a script run by %s", script->path, script->chain[0]);
+		if (script->sc.via_env)
+			printf(" (its line '%s': env finds %s along PATH)", script->sc.line, script->sc.name);
+		for (int i = 1; i < script->n; i++)
+			printf(", itself a script run by %s", script->chain[i]);
+		printf(": what follows is for %s, which the library is loaded into when the script "
+		       "runs\n\n", script->program);
+	}
 	if (explain)
 		return et_tool_explain(&s, program, NULL);
 	print_text(&s);

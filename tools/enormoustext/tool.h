@@ -2,7 +2,8 @@
  * tool.h — what every part of the `enormoustext` command shares: the
  * subcommands, error and usage messages (msg.c), size formatting and small
  * reads (common.c), the files it writes (output.c), the Prometheus format
- * (prom.c), another program run and its output captured (spawn.c).
+ * (prom.c), another program run and its output captured, a command name
+ * found along PATH, a script's #! line (spawn.c).
  *
  * The command's shape (bpftool's and git's; tests/layout/command.sh checks
  * it on the object files): main.c dispatches; one file per subcommand
@@ -202,5 +203,24 @@ bool et_prom_name_ok(const char *s);
  * inherited); the exit status, or -1 when it could not run or was killed
  * (spawn.c). */
 int et_tool_capture(char *const argv[], char *const envp[], char **out, char **err);
+/* The file execvp would run for name (spawn.c; `run` and `status
+ * --explain` both): name itself when it has a slash, else the first
+ * executable regular file name in a directory of $PATH ("/bin:/usr/bin"
+ * when PATH is unset; an empty entry is the current directory).  0 with
+ * it in out, or an errno: ENOENT (in no directory), EACCES (found, but
+ * not executable), ENAMETOOLONG. */
+int et_tool_which(const char *name, char *out, size_t cap);
+/* A script's #! line, as the kernel and `env` read it (spawn.c). */
+struct et_tool_script {
+	char line[257];            /* the #! line (256 bytes at most; a CR at its end left out) */
+	char interp[4096];         /* the interpreter it names: what the kernel runs */
+	char program[4096];        /* what runs the script: interp, or env's PROGRAM found along PATH */
+	char name[257];            /* env's PROGRAM as the line names it ("" without env) */
+	bool via_env;              /* interp is env */
+};
+/* 1 when path starts with "#!" (sc filled), 0 when it does not, -errno
+ * when it cannot be read or its line names nothing to run (-ENOEXEC), or
+ * env's PROGRAM is not found (-ENOENT, -EACCES: sc->name says which). */
+int et_tool_script(const char *path, struct et_tool_script *sc);
 
 #endif
