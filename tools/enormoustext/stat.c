@@ -952,7 +952,7 @@ int et_cmd_stat(int argc, char **argv)
 		proc_free(&p);
 		et_smaps_free(&sm);   /* object paths pointed into its pool */
 	}
-	if (o.all)   /* the processes that matter first; PIDs as given */
+	if (o.all && set.n > 1)   /* the processes that matter first; PIDs as given */
 		qsort(set.v, set.n, sizeof *set.v, cmp_huge);
 	if (o.prometheus) {
 		pm_write(out, &set, &o);
