@@ -179,3 +179,42 @@ bool et_os_pages_private(uint64_t addr, uint64_t len)
 	close(fd);
 	return patched;
 }
+
+int et_os_file_mapped_elsewhere(int fd, uint64_t off, size_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	if (pg <= 0 || len == 0)
+		return -1;
+	int saved = errno;
+	void *p = et_os_mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, (off_t)off);
+	if (p == MAP_FAILED) {
+		errno = saved;
+		return -1;
+	}
+	int r = -1;
+	int pm = -1;
+	if (et_os_advise(p, len, MADV_POPULATE_READ) == 0 && (pm = et_os_pagemap_open()) >= 0) {
+		uint64_t e[512];
+		uint64_t pages = len / (uint64_t)pg, addr = (uint64_t)(uintptr_t)p;
+		r = 0;
+		for (uint64_t done = 0; done < pages && r == 0;) {
+			uint64_t n = pages - done < 512 ? pages - done : 512;
+			ssize_t got = pread(pm, e, n * 8, (off_t)((addr / (uint64_t)pg + done) * 8));
+			if (got != (ssize_t)(n * 8)) {
+				r = -1;
+				break;
+			}
+			for (uint64_t i = 0; i < n; i++)
+				if (((e[i] >> 63) & 1) && !((e[i] >> 56) & 1)) {
+					r = 1;   /* present, and not this mapping's alone */
+					break;
+				}
+			done += n;
+		}
+	}
+	if (pm >= 0)
+		close(pm);
+	et_os_unmap(p, len);
+	errno = saved;
+	return r;
+}

@@ -99,6 +99,14 @@ ET_HIDDEN bool et_os_pages_private(uint64_t addr, uint64_t len);
  * a private copy too (file pages are dropped, never swapped). */
 ET_HIDDEN int et_os_pagemap_open(void);
 ET_HIDDEN bool et_os_pages_private_in(int fd, uint64_t addr, uint64_t len);
+/* Does another process map a page of [off, off + len) of the file open at
+ * fd?  1 yes, 0 no, -1 the kernel cannot say (no MADV_POPULATE_READ before
+ * Linux 5.14, no pagemap).  A read-only mapping of the range of its own,
+ * read in (MADV_POPULATE_READ: a page the file no longer has is an error,
+ * never SIGBUS), and pagemap's "exclusively mapped" bit (56, Linux 4.2,
+ * readable without privilege) of each page: a page mapped by this probe
+ * alone has it.  The probe is gone when this returns. */
+ET_HIDDEN int et_os_file_mapped_elsewhere(int fd, uint64_t off, size_t len);
 /* How many pages of [addr, addr + len) are in the process's page tables
  * (present or swapped: pagemap), through an open pagemap. */
 ET_HIDDEN uint64_t et_os_pages_present_in(int fd, uint64_t addr, uint64_t len);

@@ -739,16 +739,21 @@ static bool hugetlb_mremap_safe(void)
  * writing it), or where the kernel cannot say (no cachestat), or on a
  * network file system is left as it is; with ENORMOUSTEXT_PRIME=1 dirty
  * pages are written out first.  A window whose
- * small pages other processes still map cannot be dropped (the kernel
- * keeps mapped pages): it stays a copy now, and the worker tries again
- * later (runtime/pass.c, et_pass_prime_later), when they may have moved on.
+ * small pages other processes still map cannot be read back huge (the
+ * kernel keeps mapped pages, so no 2 MiB folio can form), and dropping
+ * the rest of it would only cost those processes a re-read of pages they
+ * may touch next: so it is checked first (et_os_file_mapped_elsewhere:
+ * pagemap's "exclusively mapped" bit of a probe mapping), and such a
+ * window, or one where the kernel cannot say, is not dropped: it stays a
+ * copy now, and the worker tries again later (runtime/pass.c,
+ * et_pass_prime_later), when they may have moved on.
  */
 /* May a window of the file open at fd be read back (reprime) with no one
  * else's I/O?  PRIME=1 always (it writes dirty pages out first); by
  * default not on a network file system, nor where the window has dirty
  * pages, nor where the kernel cannot say (no cachestat(2) before Linux
  * 6.5, or a filter refuses it). */
-enum prime_block { PB_OK, PB_REMOTE, PB_DIRTY, PB_UNKNOWN };
+enum prime_block { PB_OK, PB_REMOTE, PB_DIRTY, PB_UNKNOWN, PB_MAPPED, PB_MAPPED_UNKNOWN };
 
 static enum prime_block prime_blocked(const struct et_run *run, int fd, const struct et_window *w)
 {
@@ -764,7 +769,7 @@ static void reprime(struct et_run *run, long *pool_left)
 {
 	const uint64_t H = run->si.pmd_size;
 	size_t k = 0;
-	unsigned n_changed = 0, n_remote = 0, n_dirty = 0, n_unknown = 0;
+	unsigned n_changed = 0, n_remote = 0, n_dirty = 0, n_unknown = 0, n_mapped = 0, n_mapped_unknown = 0;
 	struct file_cache fc = { -1, 0, false, false };
 	for (size_t j = 0; j < run->nwins; j++) {
 		struct et_window *w = &run->wins[j];
@@ -785,6 +790,11 @@ static void reprime(struct et_run *run, long *pool_left)
 			continue;
 		}
 		enum prime_block pb = prime_blocked(run, fd, w);
+		if (pb == PB_OK) {
+			/* checked, not assumed: no page of it mapped elsewhere */
+			int m = et_os_file_mapped_elsewhere(fd, w->file_off, (size_t)H);
+			pb = m == 0 ? PB_OK : m > 0 ? PB_MAPPED : PB_MAPPED_UNKNOWN;
+		}
 		if (pb != PB_OK) {
 			/* by default never another's I/O: no re-read over a
 			 * network, no write-out of a file someone is writing (the
@@ -793,6 +803,8 @@ static void reprime(struct et_run *run, long *pool_left)
 			n_remote += pb == PB_REMOTE;
 			n_dirty += pb == PB_DIRTY;
 			n_unknown += pb == PB_UNKNOWN;
+			n_mapped += pb == PB_MAPPED;
+			n_mapped_unknown += pb == PB_MAPPED_UNKNOWN;
 			continue;
 		}
 		/* ENORMOUSTEXT_PRIME=1: dirty pages cannot be dropped: write
@@ -817,6 +829,12 @@ static void reprime(struct et_run *run, long *pool_left)
 	if (n_unknown)
 		et_log(3, "prime: %u copied window(s) stay copies: the kernel cannot say whether their pages are dirty (cachestat)",
 		       n_unknown);
+	if (n_mapped)
+		et_log(3, "prime: %u copied window(s) stay copies: another process maps some of their pages (pagemap)",
+		       n_mapped);
+	if (n_mapped_unknown)
+		et_log(3, "prime: %u copied window(s) stay copies: the kernel cannot say whether another process maps "
+		          "their pages (MADV_POPULATE_READ, pagemap)", n_mapped_unknown);
 	if (k) {
 		et_log(3, "prime: %zu copied window(s) read back huge from their files", k);
 		remap_round(run, ET_BACKEND_FILE, k, pool_left);
