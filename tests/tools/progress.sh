@@ -77,7 +77,7 @@ drawn prime "^prime: file 1 of 3, [0-9.]+ s: $W/a.so$"
 drawn prime "^prime: file 3 of 3, [0-9.]+ s: $W/b.so$"
 erased prime
 # the error on a line of its own: after it nothing but a newline, before it the line erased
-grep -qE $'\r +\renormoustext prime: '"$W/no-such.so: No such file or directory"$'\n' "$W/prime.tty" ||
+grep -qE $'\r +\renormoustext prime: '"$W/no-such.so: No such file or directory\$" "$W/prime.tty" ||
 	fail "prime: the error line is not on a line of its own, the progress line erased before it"
 grep -q "^$W/b.so: " "$W/prime.out" || fail "prime on a terminal: no report of b.so on stdout"
 t primefile -- "$TOOL" prime --check "$W/a.so" "$W/b.so"
