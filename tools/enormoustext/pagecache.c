@@ -36,6 +36,7 @@
 #include "elffile.h"
 
 #include "core/mm_flags.h"
+#include "core/util.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -110,17 +111,23 @@ static long long pmd_mapped(uint64_t addr)
 	return b;
 }
 
-/* Processes (other than this one) that map the file: from /proc/PID/maps,
- * matched on device and inode. */
-static void find_holders(struct et_tool_primed *r, const struct stat *st)
+/* Processes (other than this one) that map the file open at fd: from
+ * /proc/PID/maps, matched on device and inode (the device stat gives, or
+ * the mount's, which maps gives for a btrfs subvolume's files). */
+static void find_holders(struct et_tool_primed *r, int fd, const struct stat *st)
 {
 	DIR *d = opendir("/proc");
 	if (!d)
 		return;
 	struct dirent *de;
-	char want[64];
+	char want[64], want2[64];
 	snprintf(want, sizeof want, " %02x:%02x %llu", major(st->st_dev), minor(st->st_dev),
 	         (unsigned long long)st->st_ino);
+	uint32_t mj, mn;
+	if (et_file_mount_dev(fd, NULL, &mj, &mn))
+		snprintf(want2, sizeof want2, " %02x:%02x %llu", mj, mn, (unsigned long long)st->st_ino);
+	else
+		snprintf(want2, sizeof want2, "%s", want);
 	while ((de = readdir(d))) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
@@ -137,7 +144,8 @@ static void find_holders(struct et_tool_primed *r, const struct stat *st)
 			char *q = strchr(line, ' ');
 			for (int k = 0; q && k < 2; k++)
 				q = strchr(q + 1, ' ');
-			if (q && !strncmp(q, want, strlen(want)) && q[strlen(want)] == ' ')
+			if (q && ((!strncmp(q, want, strlen(want)) && q[strlen(want)] == ' ') ||
+			          (!strncmp(q, want2, strlen(want2)) && q[strlen(want2)] == ' ')))
 				hit = true;
 		}
 		fclose(f);
@@ -306,7 +314,7 @@ int et_tool_prime_file(const char *path, uint64_t H, bool check, struct et_tool_
 		}
 	}
 	if (res->congruent && (res->n[ET_WIN_HELD] || res->n[ET_WIN_SMALL]))
-		find_holders(res, &st);
+		find_holders(res, fd, &st);
 	close(fd);
 	return 0;
 }

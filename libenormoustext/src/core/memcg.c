@@ -76,56 +76,10 @@ uint64_t et_memcg_margin(uint64_t limit)
 
 /* ------------------------------------------------------------ line reader */
 
-/* Lines of a /proc file, read in pieces into a fixed buffer.  A line longer
- * than the buffer is skipped whole (an overlay mount's options can run to
- * kilobytes; cgroup lines are short). */
-struct lines {
-	int fd;
-	bool eof, skipping, err;
-	size_t len, pos;          /* bytes in buf; start of the next line */
-	char buf[1024];
-};
-
-static char *next_line(struct lines *r)
-{
-	for (;;) {
-		char *s = r->buf + r->pos;
-		char *nl = memchr(s, '\n', r->len - r->pos);
-		if (nl) {
-			*nl = '\0';
-			r->pos = (size_t)(nl - r->buf) + 1;
-			if (r->skipping) {
-				r->skipping = false;
-				continue;
-			}
-			return s;
-		}
-		if (r->eof) {
-			if (r->pos < r->len && !r->skipping) {
-				r->buf[r->len] = '\0';
-				r->pos = r->len;
-				return s;
-			}
-			return NULL;
-		}
-		memmove(r->buf, s, r->len - r->pos);
-		r->len -= r->pos;
-		r->pos = 0;
-		if (r->len == sizeof r->buf - 1) {
-			r->len = 0;
-			r->skipping = true;
-		}
-		ssize_t n = read(r->fd, r->buf + r->len, sizeof r->buf - 1 - r->len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r->eof = true;
-			r->err = n < 0;
-			continue;
-		}
-		r->len += (size_t)n;
-	}
-}
+/* core/util.c's et_lines (skips a line longer than its buffer whole: cgroup
+ * lines are short) */
+#define lines et_lines
+#define next_line et_lines_next
 
 /* root + rel into out; false when it does not fit. */
 static bool join(char *out, size_t cap, const char *root, const char *rel)
@@ -143,10 +97,7 @@ static bool join(char *out, size_t cap, const char *root, const char *rel)
 static bool open_lines(struct lines *r, const char *root, const char *rel)
 {
 	char path[1024];
-	r->eof = r->skipping = r->err = false;
-	r->len = r->pos = 0;
-	r->fd = join(path, sizeof path, root, rel) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	return r->fd >= 0;
+	return join(path, sizeof path, root, rel) ? et_lines_open(r, path) : (r->fd = -1, false);
 }
 
 /* ---------------------------------------------------- where the cgroup is */
@@ -188,7 +139,7 @@ static bool cgroup_path(const char *root, int version, char *out, size_t cap)
 		}
 	}
 	bool err = r.err;
-	close(r.fd);
+	et_lines_close(&r);
 	return found && !err;
 }
 
@@ -290,7 +241,7 @@ static bool cgroup_dir(const char *root, int version, char *dir, size_t cap, siz
 			*hugetlb_acct = has_item(super, "memory_hugetlb_accounting");
 		found = true;
 	}
-	close(r.fd);
+	et_lines_close(&r);
 	return found;
 }
 

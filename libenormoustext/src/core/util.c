@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -240,4 +241,95 @@ void et_sink_u64(struct et_sink *s, uint64_t v, unsigned base)
 		v /= base;
 	} while (v);
 	et_sink_put(s, d + i, sizeof d - i);
+}
+
+/* ------------------------------------------------------------ line reader */
+
+bool et_lines_open(struct et_lines *r, const char *path)
+{
+	r->eof = r->skipping = r->err = false;
+	r->len = r->pos = 0;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	return r->fd >= 0;
+}
+
+void et_lines_close(struct et_lines *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+}
+
+char *et_lines_next(struct et_lines *r)
+{
+	for (;;) {
+		char *s = r->buf + r->pos;
+		char *nl = memchr(s, '\n', r->len - r->pos);
+		if (nl) {
+			*nl = '\0';
+			r->pos = (size_t)(nl - r->buf) + 1;
+			if (r->skipping) {
+				r->skipping = false;
+				continue;
+			}
+			return s;
+		}
+		if (r->eof) {
+			if (r->pos < r->len && !r->skipping) {
+				r->buf[r->len] = '\0';
+				r->pos = r->len;
+				return s;
+			}
+			return NULL;
+		}
+		memmove(r->buf, s, r->len - r->pos);
+		r->len -= r->pos;
+		r->pos = 0;
+		if (r->len == sizeof r->buf - 1) {
+			r->len = 0;
+			r->skipping = true;
+		}
+		ssize_t n = read(r->fd, r->buf + r->len, sizeof r->buf - 1 - r->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r->eof = true;
+			r->err = n < 0;
+			continue;
+		}
+		r->len += (size_t)n;
+	}
+}
+
+/* mountinfo: "ID PARENT MAJOR:MINOR ROOT POINT ..." */
+bool et_mount_dev(uint64_t mnt_id, uint32_t *maj, uint32_t *min)
+{
+	if (!mnt_id)
+		return false;
+	int saved = errno;
+	struct et_lines r;
+	bool found = false;
+	if (et_lines_open(&r, "/proc/self/mountinfo")) {
+		for (char *l; !found && (l = et_lines_next(&r));) {
+			char *e;
+			unsigned long long id = strtoull(l, &e, 10);
+			if (e == l || *e != ' ' || id != mnt_id)
+				continue;
+			char *p = strchr(e + 1, ' ');           /* past the parent's id */
+			unsigned long a, b;
+			if (p && (a = strtoul(p + 1, &e, 10), *e == ':') && (b = strtoul(e + 1, &p, 10), *p == ' ')) {
+				*maj = (uint32_t)a;
+				*min = (uint32_t)b;
+				found = true;
+			}
+		}
+		et_lines_close(&r);
+	}
+	errno = saved;
+	return found;
+}
+
+bool et_file_mount_dev(int fd, const char *path, uint32_t *maj, uint32_t *min)
+{
+	return et_mount_dev(et_os_mnt_id(fd, path), maj, min);
 }

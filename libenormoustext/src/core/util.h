@@ -37,6 +37,30 @@ ET_HIDDEN int et_expand_path(const char *in, char *out, size_t cap);
 #define ET_EDIT_DISTANCE_MAX 64
 ET_HIDDEN unsigned et_edit_distance(const char *a, const char *b, bool fold_case);
 
+/* Lines of a /proc file, read in pieces into a fixed buffer, no malloc.
+ * A line longer than the buffer is skipped whole (an overlay mount's
+ * options can run to kilobytes).  et_lines_open: false when the file
+ * cannot be opened; et_lines_next: the next line, NUL-ended in place, or
+ * NULL at the end (err set on a read error); et_lines_close always. */
+struct et_lines {
+	int fd;
+	bool eof, skipping, err;
+	size_t len, pos;          /* bytes in buf; start of the next line */
+	char buf[1024];
+};
+ET_HIDDEN bool et_lines_open(struct et_lines *r, const char *path);
+ET_HIDDEN char *et_lines_next(struct et_lines *r);
+ET_HIDDEN void et_lines_close(struct et_lines *r);
+/* The device ("major:minor", the number /proc/PID/maps gives its files)
+ * of the mount whose id is mnt_id (statx's STATX_MNT_ID), from the
+ * calling process's mountinfo: true and *maj, *min, or false.  On btrfs a
+ * subvolume's files stat(2) with a device of their own, while maps shows
+ * the file system's: this is how the two are told to be one. */
+ET_HIDDEN bool et_mount_dev(uint64_t mnt_id, uint32_t *maj, uint32_t *min);
+/* The same for the mount the file open at fd (path NULL), or at path, is
+ * on. */
+ET_HIDDEN bool et_file_mount_dev(int fd, const char *path, uint32_t *maj, uint32_t *min);
+
 /* Where a text writer's bytes go (the JSON writer, the profile writer):
  * write(ctx, bytes, n) takes them (its errors are its own to keep: an
  * et_out keeps the first), flush(ctx), where not NULL, once the writer is

@@ -48,6 +48,10 @@ ET_HIDDEN int et_os_pidfd_self(void);
  * is the main thread's, gone once it has ended with pthread_exit). */
 ET_HIDDEN void et_os_exe_path(char *buf, size_t n);
 ET_HIDDEN int et_os_pidfd_getfd(int pidfd, int fd);
+/* The id of the mount a file is on (statx STATX_MNT_ID, Linux 5.8: as
+ * mountinfo numbers it): the file open at fd (path NULL), or at path; 0
+ * when the kernel cannot say.  errno kept. */
+ET_HIDDEN uint64_t et_os_mnt_id(int fd, const char *path);
 /* futex on a private int: wait while *p == val (at most ns; 0: no limit);
  * wake every waiter. */
 ET_HIDDEN int et_os_futex_wait(int *p, int val, uint64_t ns);

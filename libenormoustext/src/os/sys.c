@@ -193,3 +193,26 @@ void et_os_futex_wake(int *p)
 {
 	(void)et_os_sys6(SYS_futex, (long)p, 129 /* FUTEX_WAKE_PRIVATE */, 0x7fffffff, 0, 0, 0);
 }
+
+uint64_t et_os_mnt_id(int fd, const char *path)
+{
+#ifdef SYS_statx
+	/* struct statx as the kernel lays it out (a libc may have none):
+	 * 256 bytes, stx_mask first, stx_mnt_id at byte 144 */
+	union {
+		uint32_t mask;
+		uint64_t q[32];
+	} sx;
+	memset(&sx, 0, sizeof sx);
+	int saved = errno;
+	long r = et_os_sys6(SYS_statx, path ? AT_FDCWD : fd, (long)(uintptr_t)(path ? path : ""),
+	                    path ? 0 : AT_EMPTY_PATH, 0x00001000 /* STATX_MNT_ID */, (long)(uintptr_t)&sx, 0);
+	errno = saved;
+	if (r != 0 || !(sx.mask & 0x00001000))
+		return 0;
+	return sx.q[144 / 8];
+#else
+	(void)fd, (void)path;
+	return 0;
+#endif
+}

@@ -132,6 +132,20 @@ static bool on_overlay(int fd)
 	return r;
 }
 
+/* Is the file stat(2) gave st (open at fd, or at path) the one the window
+ * maps?  Its inode, and its device as maps gives it: stat's, or the
+ * device of the mount it is on (a btrfs subvolume's files stat with a
+ * device of their own, while maps shows the file system's). */
+static bool same_file(const struct et_window *w, const struct stat *st, int fd, const char *path)
+{
+	if ((uint64_t)st->st_ino != w->inode)
+		return false;
+	if (major(st->st_dev) == w->dev_major && minor(st->st_dev) == w->dev_minor)
+		return true;
+	uint32_t maj, min;
+	return et_file_mount_dev(fd, path, &maj, &min) && maj == w->dev_major && min == w->dev_minor;
+}
+
 /* An open file descriptor for the file the window maps, or -1 with the
  * reason set.  The path is only a way to find the file: it must be the
  * very inode the mapping holds (a package upgrade replaces the file).
@@ -154,8 +168,7 @@ static int window_file(struct et_run *run, struct et_window *w, struct file_cach
 		 * since the load?) must not block the open */
 		int fd = path[0] ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) : -1;
 		struct stat st;
-		if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != w->inode ||
-		                major(st.st_dev) != w->dev_major || minor(st.st_dev) != w->dev_minor)) {
+		if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !same_file(w, &st, fd, NULL))) {
 			close(fd);
 			fd = -2;
 		}
@@ -264,8 +277,7 @@ static bool still_planned(struct et_run *run, const struct et_window *w, unsigne
 	if (!o->still_loaded)
 		return false;
 	struct stat st;
-	return !w->inode || (o->path[0] && stat(o->path, &st) == 0 && (uint64_t)st.st_ino == w->inode &&
-	                     major(st.st_dev) == w->dev_major && minor(st.st_dev) == w->dev_minor);
+	return !w->inode || (o->path[0] && stat(o->path, &st) == 0 && same_file(w, &st, -1, o->path));
 }
 
 /* A copy from memory, under the loader's lock (nothing is unloaded while
