@@ -209,8 +209,9 @@ static void host_sentences(const struct et_tool_host *s, struct sentences *ss)
 	if (f->p.works == 1)
 		say(ss, "file", "advice", "enormoustext prime PROGRAM LIBRARY...",
 		    "%s at %s gives the page cache huge folios: text there can be mapped huge from the "
-		    "page cache, shared by every process, with no copy; prime the programs' files for "
-		    "zero-copy (`enormoustext prime PROGRAM LIBRARY...`, or ENORMOUSTEXT_PRIME=1)%s",
+		    "page cache, shared by every process, with no copy; the library primes what it "
+		    "copies by default (ENORMOUSTEXT_PRIME=auto), and `enormoustext prime PROGRAM "
+		    "LIBRARY...` does it ahead of the first run%s",
 		    f->fs, f->dir, other);
 	else if (f->p.works == 0)
 		say(ss, "file", "note", NULL, "%s at %s gives the page cache no huge folios: text is "
