@@ -235,6 +235,7 @@ fi
 pb=$W/pbin pb2=$W/pbin2
 mkdir -p "$pb" "$pb2" "$W/cwd"
 cp "$HOLD" "$pb2/etprog"; cp "$HOLD" "$pb/etprog"; cp "$HOLD" "$pb/etinterp"; cp "$HOLD" "$W/cwd/etlocal"
+# shellcheck disable=SC2016 # $0 is the script's own
 printf '#!/bin/sh\necho "ran $0"\n' >"$pb2/etwhich"; chmod +x "$pb2/etwhich"
 P=$pb:$pb2:/usr/bin:/bin
 t inpath PATH="$P" -- "$TOOL" status --explain --no-probe etprog
