@@ -1220,15 +1220,14 @@ static int run_pair(struct cmp *c, bool keep)
  * would go past it), or MAX_PAIRS. */
 static int run_pairs(struct cmp *c)
 {
+	char more[96] = ", no more (--budget 0)";
+	if (c->budget_s)
+		snprintf(more, sizeof more, ", more until the verdict is clear or %llu s are spent (--budget)",
+		         (unsigned long long)c->budget_s);
 	if (!c->json)
-		fprintf(stderr,
-		        "compare: %s: %llu pair%s at least (after %llu warm-up pair%s), more until the verdict is "
-		        "clear%s, plain and with %s, alternated\n",
-		        c->cmd[0], (unsigned long long)c->min_pairs, et_tool_s(c->min_pairs),
-		        (unsigned long long)c->warmup, et_tool_s(c->warmup),
-		        c->budget_s ? "" : " (--budget 0: none more)", c->lib);
-	if (c->budget_s && !c->json)
-		fprintf(stderr, "compare: or until %llu s are spent (--budget)\n", (unsigned long long)c->budget_s);
+		fprintf(stderr, "compare: %s: %llu pair%s at least (after %llu warm-up pair%s)%s, plain and with %s, "
+		        "alternated\n", c->cmd[0], (unsigned long long)c->min_pairs, et_tool_s(c->min_pairs),
+		        (unsigned long long)c->warmup, et_tool_s(c->warmup), more, c->lib);
 	uint64_t t0 = now_ns();
 	c->warming = true;
 	for (uint64_t i = 0; i < c->warmup; i++) {
