@@ -71,6 +71,19 @@ t both -- "$TOOL" enable --all --binary "$ON"
 expect_bad 2 "--all and --binary" "give one of UNIT, --binary PATH and --all"
 t empty_glob -- "$TOOL" enable --all --programs ''
 expect_bad 2 "an empty --programs" "give colon-separated globs"
+# settings that would make every process with text to move speak (issue
+# #39 point 5: each was accepted, and each such process said a line)
+t speak_rate -- "$TOOL" enable --all --env DEFER=0 --env DEFER_RATE=64
+expect_bad 2 "DEFER_RATE with DEFER=0" "not a setting for every program: ENORMOUSTEXT_DEFER_RATE with ENORMOUSTEXT_DEFER=0"
+t speak_hot -- "$TOOL" enable --all --env HOT=auto --env DEFER=0
+expect_bad 2 "HOT=auto with DEFER=0" "not a setting for every program: ENORMOUSTEXT_HOT=auto with ENORMOUSTEXT_DEFER=0"
+t speak_profile -- "$TOOL" enable --all --env PROFILE="$W/missing.profile"
+expect_bad 2 "a PROFILE that is not there" "not a setting for every program: ENORMOUSTEXT_PROFILE=$W/missing.profile: "
+head -c 300 /dev/urandom >"$W/binary.profile"
+t speak_profile2 -- "$TOOL" enable --all --env PROFILE="$W/binary.profile"
+expect_bad 2 "a PROFILE that is no profile" "not a setting for every program: ENORMOUSTEXT_PROFILE=$W/binary.profile: "
+t speak_perfmap -- "$TOOL" enable --all --env PERFMAP=1
+expect_bad 2 "PERFMAP host-wide" "not a setting for every program: ENORMOUSTEXT_PERFMAP on for every program"
 nothing_written "refusals"
 t dry -- "$TOOL" enable --all --dry-run --programs "$W/on/*"
 expect_rc 0 "enable --all --dry-run"
@@ -207,6 +220,23 @@ expect_rc 0
 expect_no_err "a bad value in the host's settings"
 t status_bad -- "$TOOL" status --no-probe
 expect_out "line [0-9]+ is no setting"
+
+# the settings enable --all refuses, written by hand: no process says a
+# word of them (nor leaves a perf map behind), status does
+sed -i '/^ENORMOUSTEXT_VERBOSE=0$/d; s/^ENORMOUSTEXT_MODE=9$/ENORMOUSTEXT_PROFILE=\/nonexistent\/p.profile\nENORMOUSTEXT_PERFMAP=1\nENORMOUSTEXT_DEFER_RATE=64\nENORMOUSTEXT_HOT=auto/; s/^ENORMOUSTEXT_COPY_MIN=0$/ENORMOUSTEXT_DEFER=0/' /etc/enormoustext/enormoustext.conf
+ls /tmp/perf-*.map >"$W/maps.before" 2>/dev/null
+t speaking -- env -i "$ON" --exit 0
+expect_rc 0
+expect_no_err "settings that enable --all refuses, written by hand (PROFILE missing, PERFMAP, DEFER=0 with DEFER_RATE and HOT=auto)"
+ls /tmp/perf-*.map 2>/dev/null | comm -13 "$W/maps.before" - | grep . && fail "a host-wide PERFMAP left a perf map behind"
+t status_speak -- "$TOOL" status --no-probe
+expect_out "warning +/etc/enormoustext/enormoustext.conf: ENORMOUSTEXT_"
+said=$(grep -o 'warning .*' "$OUT" | head -c 160)
+t status_speak_json -- "$TOOL" status --no-probe --json
+json "$OUT"
+jget "$OUT.flat" .hostwide.settings_speak | grep -q "ENORMOUSTEXT_" || fail "status --json: no settings_speak"
+note "settings that speak, by hand: the program silent; status: $said"
+sed -i '/^ENORMOUSTEXT_\(PROFILE\|PERFMAP\|DEFER_RATE\|HOT\)=/d; s/^ENORMOUSTEXT_DEFER=0$/ENORMOUSTEXT_COPY_MIN=0\nENORMOUSTEXT_VERBOSE=0/' /etc/enormoustext/enormoustext.conf
 
 # trust: a settings file, a list, a directory others can write
 chmod 0666 /etc/enormoustext/enormoustext.conf

@@ -2185,6 +2185,10 @@ static int main_common(struct ctx *c, int argc, char **argv)
 			if (bad >= 0)
 				return et_tool_usage("--env '%s=%s' is not valid: it accepts %s", t[bad].name,
 				                     c->env[bad], accepts);
+			/* host-wide, nobody asked the programs to speak */
+			char why[PATH_MAX + 256];
+			if (et_tool_options_speak(c->env, why, sizeof why))
+				return et_tool_usage("not a setting for every program: %s", why);
 		}
 		return enable ? enable_all(c) : disable_all(c);
 	}

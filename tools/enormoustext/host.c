@@ -159,6 +159,7 @@ static void read_hostwide(struct et_tool_host *s)
 	s->hw_conf_untrusted = NULL;
 	s->hw_settings[0] = '\0';
 	s->hw_conf_bad_line = s->hw_conf_refused_line = 0;
+	s->hw_conf_speaks[0] = '\0';
 	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_CONF);
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -177,6 +178,10 @@ static void read_hostwide(struct et_tool_host *s)
 		et_hostconf_parse(text, &hc);
 		s->hw_conf_bad_line = hc.bad_line;
 		s->hw_conf_refused_line = hc.refused_line;
+		/* what enable --all refuses, written by hand: each process is
+		 * silent about it, and status says it (preload.c's rule) */
+		if (!et_tool_options_speak(hc.val, s->hw_conf_speaks, sizeof s->hw_conf_speaks))
+			s->hw_conf_speaks[0] = '\0';
 		size_t o = 0, cap = sizeof s->hw_settings;
 #define PUT(...) (o += (size_t)snprintf(s->hw_settings + o, o < cap ? cap - o : 0, __VA_ARGS__))
 		if (hc.programs)

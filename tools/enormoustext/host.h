@@ -72,6 +72,7 @@ struct et_tool_host {
 	bool hw_conf;
 	char hw_settings[2048];
 	int hw_conf_bad_line, hw_conf_refused_line;
+	char hw_conf_speaks[PATH_MAX + 256];   /* settings that would make processes speak ("": none) */
 };
 
 /* The settings of s->root ("/": this system; else a copy of sysfs, and

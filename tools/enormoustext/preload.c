@@ -21,10 +21,12 @@
 #include "preload.h"
 
 #include "core/hostwide.h"
+#include "core/profile.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -256,6 +258,41 @@ int et_tool_options_bad(const char *const val[ET_OPT__COUNT], const char **accep
 	if (c.bad_id >= 0 && accepts)
 		*accepts = c.bad_accepts;
 	return c.bad_id;
+}
+
+const char *et_tool_options_speak(const char *const val[ET_OPT__COUNT], char *why, size_t cap)
+{
+	struct check_ctx c = { .val = val, .bad_id = -1 };
+	struct et_options o;
+	et_options_parse(&o, check_get, check_warn, &c);
+	if (!o.enabled)
+		return NULL;
+	if (o.perfmap) {
+		snprintf(why, cap, "ENORMOUSTEXT_PERFMAP on for every program: each process whose text moves would "
+		         "write a /tmp/perf-PID.map, left there after it ends (and say so where /tmp cannot be "
+		         "written); give it to the programs you profile, in their environment");
+		return why;
+	}
+	if (o.defer_rate && !o.defer_ns) {
+		snprintf(why, cap, "ENORMOUSTEXT_DEFER_RATE with ENORMOUSTEXT_DEFER=0: the rate paces the deferred "
+		         "worker, and there would be none; every process with text to move would say so");
+		return why;
+	}
+	if (o.hot_auto && !o.defer_ns) {
+		snprintf(why, cap, "ENORMOUSTEXT_HOT=auto with ENORMOUSTEXT_DEFER=0: it samples during the deferral, "
+		         "and there would be none; every process with text to move would say so");
+		return why;
+	}
+	if (o.profile) {
+		struct et_profile p;
+		if (et_profile_load(&p, o.profile) != 0) {
+			snprintf(why, cap, "ENORMOUSTEXT_PROFILE=%s: %s: every process with text to move would say so",
+			         o.profile, p.err);
+			return why;
+		}
+		et_profile_free(&p);
+	}
+	return NULL;
 }
 
 /* The word of ld.so.preload that is a host-wide entry of ours, into out. */

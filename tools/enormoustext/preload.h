@@ -32,6 +32,14 @@ int et_tool_option_index(const char *var);
  * checked by the library's own parser: -1 when all are good, else the
  * index of the first bad one (*accepts: what it accepts). */
 int et_tool_options_bad(const char *const val[ET_OPT__COUNT], const char **accepts);
+/* Would these values, set for every program (enable --all), make a
+ * process say something nobody asked it to, or leave files behind?  The
+ * first such, in words naming the variables, into why; NULL when none.
+ * As the library reads them: DEFER_RATE or HOT=auto with DEFER=0 (each
+ * process would say it is ignored), a PROFILE that cannot be read as a
+ * profile (each would say so), PERFMAP on (a /tmp/perf-PID.map per
+ * process, left behind; a line where /tmp is read-only). */
+const char *et_tool_options_speak(const char *const val[ET_OPT__COUNT], char *why, size_t cap);
 
 /* The word of the loader's list buf (/etc/ld.so.preload's text) that is
  * `enable --binary`'s entry (a path in a directory ending in

@@ -139,6 +139,9 @@ static void print_text(const struct et_tool_host *s)
 	if (s->hw_conf_refused_line)
 		printf("  %-16s %s line %d sets a variable that is not the host's (REPORT, RECORD, TOP_ONLY): "
 		       "ignored\n", "warning", ET_HOSTWIDE_CONF, s->hw_conf_refused_line);
+	if (s->hw_conf_speaks[0])
+		printf("  %-16s %s: %s (enable --all refuses it; processes say nothing of it unless the "
+		       "settings ask for ENORMOUSTEXT_VERBOSE)\n", "warning", ET_HOSTWIDE_CONF, s->hw_conf_speaks);
 	(void)b;
 }
 
@@ -264,6 +267,7 @@ static int print_json(const struct et_tool_host *s, bool explain, const char *pr
 		et_json_i64(&j, "settings_refused_line", s->hw_conf_refused_line);
 	else
 		et_json_null(&j, "settings_refused_line");
+	et_json_str(&j, "settings_speak", s->hw_conf_speaks[0] ? s->hw_conf_speaks : NULL);
 	et_json_obj_end(&j);
 	int rc = ET_EXIT_OK;
 	if (explain) {

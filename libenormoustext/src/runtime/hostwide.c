@@ -320,6 +320,11 @@ ET_STARTUP bool et_hostwide_loaded(void)
 	return loaded_hostwide();
 }
 
+bool et_hostwide_settings_used(void)
+{
+	return g_conf_used;
+}
+
 ET_STARTUP const char *et_hostwide_setting(const char *name)
 {
 	if (!g_conf_used)

@@ -24,6 +24,9 @@ ET_HIDDEN bool et_hostwide_loaded(void);
  * in a directory that is too); NULL otherwise.  Valid after
  * et_hostwide_stands_down returned false. */
 ET_HIDDEN const char *et_hostwide_setting(const char *name);
+/* Are the host's settings in use in this process (loaded host-wide, the
+ * file trusted)? */
+ET_HIDDEN bool et_hostwide_settings_used(void);
 /* True while core/hostwide.h's ET_HOSTWIDE_OFF exists: the library does
  * nothing in this process, whatever loaded it and whatever the environment
  * says (checked before anything else; one system call; errno kept). */

@@ -374,7 +374,9 @@ static bool hostwide_decide_later(struct et_run *run)
 	}
 	struct start_ctx c = { .nenv = 0, .nwarn = 0 };
 	et_options_parse(&run->opt, env_get, warn_none, &c);
-	et_log_setup(run->opt.verbose, run->opt.verbose_set && run->opt.verbose == 0);
+	/* nothing of the library's in the environment: silent but at the
+	 * verbosity the host's settings ask for (as the constructor) */
+	et_log_setup(run->opt.verbose, run->opt.verbose == 0);
 	if (!run->opt.enabled) {
 		run->reason = ET_R_OFF;
 		return false;
@@ -444,7 +446,13 @@ ET_STARTUP __attribute__((constructor)) static void et_constructor(void)
 	et_options_parse(&run->opt, env_get, env_warn, &c);
 	if (run->opt.top_only)
 		strip_own_preload();
-	bool silenced = run->opt.verbose_set && run->opt.verbose == 0;
+	/* Host-wide (enable --all) with nothing of the library's in the
+	 * environment, nobody asked this process for a word: not even a
+	 * warning about the host's settings (ENORMOUSTEXT_PROFILE gone, a
+	 * PERFMAP that cannot be written) unless the settings ask for
+	 * ENORMOUSTEXT_VERBOSE; `enormoustext status` says what is wrong. */
+	bool silenced = (run->opt.verbose_set && run->opt.verbose == 0) ||
+	                (c.nenv == 0 && !c.overflow && et_hostwide_settings_used() && run->opt.verbose == 0);
 	if (!run->opt.enabled)
 		run->reason = ET_R_OFF;
 	/* ENORMOUSTEXT_MODE: 2 is JIT code only (file text left alone), 3 both
