@@ -1,7 +1,9 @@
 #!/bin/bash
 # tool_stat_edges — what a new user hit with `stat` and `perfmap`: a kernel
 # thread given as a PID is an error that says it is one (it has no user
-# memory: it was "no executable mappings", status 0); `stat --all` as a
+# memory: it was "no executable mappings", status 0), in one line by one
+# rule in every command that takes a PID (stat, perfmap, collapse, record
+# --pid); `stat --all` as a
 # user names, by PID, the processes it could not read (it gave only a
 # count); `perfmap` of a process it may not read explains why as `stat`
 # does (it said "Permission denied" alone).  The kernel threads and the
@@ -24,6 +26,15 @@ if [ -n "$kt" ]; then
 	# with another PID, the other is still shown, and the status is still 1
 	t kthread2 -- "$TOOL" stat --summary "$$" "$kt"
 	expect_rc 1; expect_out "^ *$$ "
+	# one rule for a kernel thread in every command that takes a PID
+	# (collapse, perfmap and record --pid accepted one: exit 0, nothing)
+	for c in "perfmap $kt" "collapse $kt" "collapse --dry-run $kt" "record --pid $kt --duration 1 -o $W/kt.profile"; do
+		# shellcheck disable=SC2086 # the words of c are the command's
+		t "kthread-${c%% *}" -- "$TOOL" $c
+		expect_bad 1 "$c (a kernel thread)" "^enormoustext ${c%% *}: PID $kt \\($comm\\): a kernel thread: it has no user memory"
+		expect_no_out
+	done
+	[ ! -e "$W/kt.profile" ] || fail "record --pid $kt (a kernel thread) wrote a profile"
 	# --all leaves kernel threads out, as before
 	t all -- "$TOOL" stat --summary --all
 	grep -qE "^ *$kt " "$OUT" && fail "stat --all lists the kernel thread $kt"

@@ -956,6 +956,10 @@ int et_cmd_collapse(int argc, char **argv)
 			rc = ET_EXIT_BAD;
 			goto out;
 		}
+		if (et_tool_refuse_kthread("/proc", p->pid)) {
+			rc = ET_EXIT_BAD;
+			goto out;
+		}
 		read_comm(p);
 	}
 

@@ -5,7 +5,8 @@
  * which option).
  *
  * Owns: et_tool_cmd (the subcommand running, set by main.c) and the
- * shape of those lines.
+ * shape of those lines; the one line for a kernel thread named where a
+ * process is wanted (et_tool_refuse_kthread).
  * May call: libc (stdio).
  * Never: exits, or writes more than one line a message.
  */
@@ -13,6 +14,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *et_tool_cmd = NULL;
 
@@ -46,4 +48,17 @@ int et_tool_usage(const char *fmt, ...)
 	else
 		et_tool_err("%s (see 'enormoustext --help')", line);
 	return ET_EXIT_USAGE;
+}
+
+int et_tool_refuse_kthread(const char *proc, long pid)
+{
+	if (!et_tool_kthread(proc, pid))
+		return 0;
+	char path[4096], comm[64] = "";
+	snprintf(path, sizeof path, "%s/%ld/comm", proc, pid);
+	if (et_tool_read(path, comm, sizeof comm) > 0)
+		comm[strcspn(comm, "\n")] = '\0';
+	et_tool_err("PID %ld%s%s%s: a kernel thread: it has no user memory, so no text of its own", pid,
+	            comm[0] ? " (" : "", comm, comm[0] ? ")" : "");
+	return 1;
 }

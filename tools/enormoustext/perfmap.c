@@ -97,6 +97,8 @@ int et_cmd_perfmap(int argc, char **argv)
 	long pid;
 	if (et_tool_parse_pid(args.ops[0], &pid) != 0)
 		return et_tool_usage("'%s' is not a process id", args.ops[0]);
+	if (et_tool_refuse_kthread("/proc", pid))
+		return ET_EXIT_BAD;
 
 	char path[64], out_path[4096];
 	snprintf(path, sizeof path, "/proc/%lld/smaps", (long long)pid);

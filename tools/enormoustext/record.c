@@ -694,6 +694,8 @@ int et_cmd_record(int argc, char **argv)
 		return et_tool_usage("give the profile to write: -o FILE");
 	if (duration > 0 && !pid)
 		return et_tool_usage("--duration goes with --pid");
+	if (pid && et_tool_refuse_kthread("/proc", pid))
+		return ET_EXIT_BAD;
 	/* the JSON goes to stdout: the profile must not */
 	if (R.json && et_tool_out_is_stdout(out))
 		return et_tool_usage("--json: -o %s is standard output, where the JSON goes: give another FILE", out);

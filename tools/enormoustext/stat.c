@@ -931,9 +931,7 @@ int et_cmd_stat(int argc, char **argv)
 			}
 			continue;
 		}
-		if (!o.all && p.nobjs == 0 && et_tool_kthread(o.proc, pids[i])) {
-			et_tool_err("PID %ld%s%s%s: a kernel thread: it has no user memory, so no text of its own",
-			            pids[i], p.comm[0] ? " (" : "", p.comm, p.comm[0] ? ")" : "");
+		if (!o.all && p.nobjs == 0 && et_tool_refuse_kthread(o.proc, pids[i])) {
 			rc = ET_EXIT_BAD;
 			proc_free(&p);
 			et_smaps_free(&sm);

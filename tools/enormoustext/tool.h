@@ -150,6 +150,10 @@ const char *et_tool_denied_why(void);
 /* 1 when PROC/PID is a kernel thread (PF_KTHREAD in PROC/PID/stat: it has
  * no user memory, so no text of its own), else 0 (also when unknown). */
 int et_tool_kthread(const char *proc, long pid);
+/* THE rule for a kernel thread named where a process is wanted (stat,
+ * collapse, perfmap, record --pid): when PROC/PID is one, say so on one
+ * line ("PID 2 (kthreadd): a kernel thread: ...") and return 1; else 0. */
+int et_tool_refuse_kthread(const char *proc, long pid);
 
 /* ------------------------------------------------------------ output */
 
