@@ -936,11 +936,14 @@ int et_check_image(const char *name, void *buf, size_t len, const struct et_chec
 	return rc;
 }
 
-/* The file mapped private and writable (libelf may convert data in place);
- * NULL after one line naming it. */
+/* The file read whole into memory of its own (libelf may convert data in
+ * place; a copy, not a mapping, so that a file truncated or rewritten while
+ * it is read is a short read said in one line, never a SIGBUS); NULL after
+ * one line naming it.  Opened O_NONBLOCK: a FIFO (or a device) is refused
+ * by its type, not waited on.  free() it. */
 static void *map_file(const char *path, size_t *len, FILE *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		bad(err, path, "%s", strerror(errno));
 		return NULL;
@@ -961,13 +964,30 @@ static void *map_file(const char *path, size_t *len, FILE *err)
 		return NULL;
 	}
 	*len = (size_t)st.st_size;
-	void *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	int e = errno;
-	close(fd);
-	if (m == MAP_FAILED) {
-		bad(err, path, "cannot map it: %s", strerror(e));
+	char *m = malloc(*len);
+	if (!m) {
+		close(fd);
+		bad(err, path, "cannot read it: out of memory (%zu bytes)", *len);
 		return NULL;
 	}
+	size_t got = 0;
+	while (got < *len) {
+		ssize_t n = pread(fd, m + got, *len - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = errno;
+			close(fd);
+			free(m);
+			if (n == 0)
+				bad(err, path, "changed while it was read (%zu of %zu bytes): check it again", got, *len);
+			else
+				bad(err, path, "cannot read it: %s", strerror(e));
+			return NULL;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
 	return m;
 }
 
@@ -998,7 +1018,7 @@ int et_check_summary(const char *path, const struct et_check_opts *opts,
 		snprintf(out->interp, sizeof out->interp, "%s", in.interp);
 	}
 	free(in.loads);
-	munmap(m, len);
+	free(m);
 	return rc;
 }
 
@@ -1010,6 +1030,6 @@ int et_check_path(const char *path, const struct et_check_opts *opts, FILE *out,
 	if (!m)
 		return 1;
 	int rc = et_check_image(path, m, len, opts, out, j, err);
-	munmap(m, len);
+	free(m);
 	return rc;
 }
