@@ -326,3 +326,19 @@ bigdso() {
 		fail "cannot build $name: $(head -3 "$W/$name.log")"
 	sync
 }
+
+# copied_attributed PID REPORT: stat --json, stat --prometheus, perfmap
+# --json (the map in $W/perf.map) and collapse --dry-run of PID, checked by
+# tt_copied.py against the library's REPORT of that process (its copies
+# credited to their files); false, with its lines above, when they are not
+copied_attributed() {
+	t json -- "$TOOL" stat --json "$1"
+	expect_rc 0; cp "$OUT" "$W/stat.json"; json "$W/stat.json"
+	t prom -- "$TOOL" stat --prometheus "$1"
+	expect_rc 0; cp "$OUT" "$W/stat.prom"
+	t map -- "$TOOL" perfmap --json -o "$W/perf.map" "$1"
+	expect_rc 0; cp "$OUT" "$W/perfmap.json"; json "$W/perfmap.json"
+	t dry -- "$TOOL" collapse --dry-run "$1"
+	cp "$OUT" "$W/collapse.out"
+	/usr/bin/python3 "$TT_SRC/tt_copied.py" "$2" "$W/stat.json" "$W/perfmap.json" "$W/stat.prom" "$W/collapse.out"
+}

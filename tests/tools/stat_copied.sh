@@ -50,15 +50,7 @@ echo "   the mapping at the start of the text: $first"
 before=$(awk -v f="$F" -v lo="$copy_lo" "$AWK_HEX"'$6 == f { split($1, r, "-"); if (hex(r[1]) < hex(lo)) print }' "$W/first.maps")
 [ -z "$before" ] || fail "a mapping of the program comes before its first copy (the set-up does not show what the test is about): $before"
 
-t json -- "$TOOL" stat --json "$P"
-expect_rc 0; cp "$OUT" "$W/stat.json"; json "$W/stat.json"
-t prom -- "$TOOL" stat --prometheus "$P"
-expect_rc 0; cp "$OUT" "$W/stat.prom"
-t map -- "$TOOL" perfmap --json -o "$W/perf.map" "$P"
-expect_rc 0; cp "$OUT" "$W/perfmap.json"; json "$W/perfmap.json"
-t dry -- "$TOOL" collapse --dry-run "$P"
-cp "$OUT" "$W/collapse.out"
-"$PY" "$TT_SRC/tt_copied.py" "$REPORT" "$W/stat.json" "$W/perfmap.json" "$W/stat.prom" "$W/collapse.out" ||
+copied_attributed "$P" "$REPORT" ||
 	fail "the command does not attribute the copied text to its file (above)"
 t stat -- "$TOOL" stat "$P"
 expect_rc 0; expect_no_err

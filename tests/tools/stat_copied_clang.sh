@@ -30,15 +30,7 @@ for _ in $(seq 1 200); do [ -s "$REPORT" ] && break; kill -0 "$P" 2>/dev/null ||
 [ -s "$REPORT" ] || fail "clang++ (pid $P) wrote no report: $(cat "$W/clang.out")"
 echo "-- clang++ -x c++ - under the library: pid $P, reading $W/src"
 
-t json -- "$TOOL" stat --json "$P"
-expect_rc 0; cp "$OUT" "$W/stat.json"; json "$W/stat.json"
-t prom -- "$TOOL" stat --prometheus "$P"
-expect_rc 0; cp "$OUT" "$W/stat.prom"
-t map -- "$TOOL" perfmap --json -o "$W/perf.map" "$P"
-expect_rc 0; cp "$OUT" "$W/perfmap.json"; json "$W/perfmap.json"
-t dry -- "$TOOL" collapse --dry-run "$P"
-cp "$OUT" "$W/collapse.out"
-"$PY" "$TT_SRC/tt_copied.py" "$REPORT" "$W/stat.json" "$W/perfmap.json" "$W/stat.prom" "$W/collapse.out" ||
+copied_attributed "$P" "$REPORT" ||
 	fail "the command does not attribute clang++'s copied text to its files (above)"
 t stat -- "$TOOL" stat "$P"
 expect_rc 0; expect_no_err

@@ -25,24 +25,17 @@ static void shrink(int fd)
 		(void)truncate(path, 100);
 }
 
-int fstat(int fd, struct stat *st)
-{
-	static int (*real)(int, struct stat *);
-	if (!real)
-		real = (int (*)(int, struct stat *))dlsym(RTLD_NEXT, "fstat");
-	int r = real(fd, st);
-	if (r == 0)
-		shrink(fd);
-	return r;
-}
-
-int fstat64(int fd, struct stat64 *st)
-{
-	static int (*real)(int, struct stat64 *);
-	if (!real)
-		real = (int (*)(int, struct stat64 *))dlsym(RTLD_NEXT, "fstat64");
-	int r = real(fd, st);
-	if (r == 0)
-		shrink(fd);
-	return r;
-}
+/* fstat and fstat64: the real one, then the cut */
+#define SHRINK_AFTER(name, type)                                                   \
+	int name(int fd, type *st)                                                 \
+	{                                                                          \
+		static int (*real)(int, type *);                                   \
+		if (!real)                                                         \
+			real = (int (*)(int, type *))dlsym(RTLD_NEXT, #name);      \
+		int r = real(fd, st);                                              \
+		if (r == 0)                                                        \
+			shrink(fd);                                                \
+		return r;                                                          \
+	}
+SHRINK_AFTER(fstat, struct stat)
+SHRINK_AFTER(fstat64, struct stat64)
