@@ -7,14 +7,14 @@
 # table) and known to its parser, and offered by the bash completion; the
 # man page's SYNOPSIS and tools/enormoustext.bash-completion are the ones
 # the tables make, word for word; the completion offers subcommands,
-# choices, PIDs and, after run's '--', no more of run's options; `help
-# profile import` is import's help; the top-level help names every
-# `profile` subcommand; `run --help` offers every variable of the library's option table and
-# the library it would really use; `check --help` gives this system's PMD
-# size; an unknown command or option: one line, status 2; a mistyped
-# command (each with two letters swapped): one line with "did you mean" the
-# command, status 2; the man page passes
-# `groff -ww` where groff exists.
+# choices, PIDs (this shell's, no kernel thread's) and, after run's '--',
+# no more of run's options; `help profile import` is import's help; the
+# top-level help names every `profile` subcommand; `run --help` offers
+# every variable of the library's option table and the library it would
+# really use; `check --help` gives this system's PMD size; an unknown
+# command or option: one line, status 2; a mistyped command (each with two
+# letters swapped): one line with "did you mean" the command, status 2;
+# the man page passes `groff -ww` where groff exists.
 . "$(dirname "$0")/lib.sh"
 
 t top -- "$TOOL" --help
@@ -134,6 +134,22 @@ comp() { bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _eno
 [ "$(comp setup --thp '')" = "always madvise never" ] || fail "completing 'setup --thp': $(comp setup --thp '')"
 [ "$(comp profile order --format '')" = "lld ld" ] || fail "completing 'profile order --format': $(comp profile order --format '')"
 case " $(comp stat '') " in *" $$ "*) ;; *) fail "completing 'stat' does not offer this shell's PID $$" ;; esac
+# and no kernel thread's (PF_KTHREAD, 0x200000 in the flags of
+# /proc/PID/stat), which stat refuses
+pids=$(comp stat '')
+kthreads=$(python3 -c '
+import glob
+for f in glob.glob("/proc/[0-9]*/stat"):
+    try:
+        s = open(f).read()
+    except OSError:
+        continue
+    if int(s[s.rindex(")") + 2:].split()[6]) & 0x200000:
+        print(f.split("/")[2])')
+[ -n "$kthreads" ] || note "no kernel thread is visible here: the completion's PIDs were not checked against them"
+for k in $kthreads; do
+	case " $pids " in *" $k "*) fail "completing 'stat' offers kernel thread $k ($(cat "/proc/$k/comm" 2>/dev/null))" ;; esac
+done
 case " $(comp profile '') " in *" import "*) ;; *) fail "completing 'profile' does not offer import" ;; esac
 # after run's options, the COMMAND: no more of run's options
 case " $(comp run --prime 1 -- --) " in *" --backend "*) fail "completing after 'run ... --' offers run's options" ;; esac
