@@ -13,6 +13,8 @@ pc=$p/$TT_INSTALL_LIBDIR/pkgconfig
 command -v pkg-config >/dev/null || fail "pkg-config is missing (Debian: apt-get install pkg-config)"
 t pcnoscript -- env PKG_CONFIG_PATH="$pc" pkg-config --variable=huge_text_ldflags_noscript enormoustext
 expect_rc 0; expect_out "^-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code\$" "huge_text_ldflags_noscript"
+t pcgold -- env PKG_CONFIG_PATH="$pc" pkg-config --variable=huge_text_ldflags_gold enormoustext
+expect_rc 0; expect_out "^-Wl,-z,max-page-size=0x200000\$" "huge_text_ldflags_gold (gold refuses -z separate-code)"
 t pcflags -- env PKG_CONFIG_PATH="$pc" pkg-config --variable=huge_text_ldflags enormoustext
 expect_rc 0; expect_out "^-Wl,-T,[^ ]*/enormous.ld\$" "huge_text_ldflags (the script alone)"
 flags=$(PKG_CONFIG_PATH="$pc" pkg-config --variable=huge_text_ldflags enormoustext)

@@ -709,7 +709,7 @@ static void pm_write(FILE *f, const struct pset *set, const struct stat_opts *o)
 	}, obj_f[] = {
 		{ "enormoustext_object_text_bytes",
 		  "Text of one mapped object (object: its path) with at least one huge page of text: "
-		  "its file mappings and the anonymous copies between them", PM_TEXT },
+		  "its file mappings and its anonymous copies (inside its executable segments)", PM_TEXT },
 		{ "enormoustext_object_huge_bytes", "Text of the object on huge pages, by kind (as "
 		  "enormoustext_process_huge_bytes)", PM_HUGE },
 		{ "enormoustext_object_copied_text_bytes", "Text of the object in anonymous copies", PM_COPIED },

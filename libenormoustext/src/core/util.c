@@ -6,8 +6,10 @@
  * (et_read_file, et_read_fd: sysfs and /proc files, a profile), the rule
  * for RLIMIT_AS headroom, %p in a path, the edit distance of every "did
  * you mean" (et_edit_distance: the library's variables, the command's
- * subcommands and units), and the byte sink the text writers (json.c,
- * profile.c) write through.
+ * subcommands and units), the byte sink the text writers (json.c,
+ * profile.c) write through, the /proc line reader (et_lines: mountinfo,
+ * cgroup files) and a mount's device from mountinfo (et_mount_dev: the
+ * device /proc/PID/maps gives a btrfs subvolume's files).
  * May call: os (mappings).
  * Never: allocates with malloc, uses a stdio stream, keeps process state
  * (see core/base.h for why).

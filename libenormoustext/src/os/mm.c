@@ -2,7 +2,9 @@
  * os/mm.c — memory-management system calls (see os.h).
  *
  * Owns: every mmap, munmap, mremap, madvise, mprotect and mincore of the
- * library, and the read of /proc/self/pagemap.
+ * library, and the read of /proc/self/pagemap (with a probe mapping of a
+ * file's range: does another process map any of it,
+ * et_os_file_mapped_elsewhere).
  * May call: libc, os/sys.c.  mmap, mprotect and madvise are system calls
  * made with et_os_sys6, not libc's functions: the shared library exports
  * wrappers of mmap and mprotect (interpose/mmap.c, for ENORMOUSTEXT_MODE's

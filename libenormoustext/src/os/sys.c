@@ -11,7 +11,7 @@
  * elsewhere.
  *
  * Owns: et_os_sys6 and the calls that exist only as system calls (close_range,
- * pidfd_open, pidfd_getfd, futex).
+ * pidfd_open, pidfd_getfd, futex, statx's mount id: et_os_mnt_id).
  * May call: libc (errno; syscall(3) on other architectures).
  * Never: keeps state, logs, allocates.
  */
