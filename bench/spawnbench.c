@@ -2,7 +2,7 @@
  * spawnbench.c — start-up cost of a program with and without an LD_PRELOAD,
  * measured the way bench/ measures everything: A and B alternated in one go.
  *
- *   spawnbench [-p PAIRS] [-r RUNS] [-w FILE] LIBRARY PROGRAM [ARGS...]
+ *   spawnbench [-p PAIRS] [-r RUNS] [-w FILE] [-a BASE] LIBRARY PROGRAM [ARGS...]
  *
  * Each pair runs RUNS executions plain (A) and RUNS with LD_PRELOAD=LIBRARY
  * (B), interleaved one by one (A B A B ...: the machine's drift hits both
@@ -14,6 +14,9 @@
  * -w FILE: the host-wide way in.  Each B run is made with FILE.on renamed to
  * FILE (e.g. /etc/ld.so.preload naming the library) and renamed back after
  * it, so that A runs see no FILE; LIBRARY "-" adds no LD_PRELOAD to B.
+ *
+ * -a BASE: A runs with LD_PRELOAD=BASE instead of plain (e.g. an empty
+ * library: what the library costs beyond what any preloaded library costs).
  */
 #define _GNU_SOURCE
 #include <spawn.h>
@@ -87,15 +90,16 @@ static uint64_t run_b(char **argv, char **envp, const char *swap)
 int main(int argc, char **argv)
 {
 	int pairs = 11, runs = 200, opt;
-	const char *swap = NULL;
-	while ((opt = getopt(argc, argv, "+p:r:w:")) != -1) {
+	const char *swap = NULL, *base = NULL;
+	while ((opt = getopt(argc, argv, "+p:r:w:a:")) != -1) {
 		if (opt == 'p') pairs = atoi(optarg);
 		else if (opt == 'r') runs = atoi(optarg);
 		else if (opt == 'w') swap = optarg;
+		else if (opt == 'a') base = optarg;
 		else return 2;
 	}
 	if (argc - optind < 2 || pairs < 1 || runs < 1) {
-		fprintf(stderr, "usage: spawnbench [-p PAIRS] [-r RUNS] [-w FILE] LIBRARY PROGRAM [ARGS...]\n");
+		fprintf(stderr, "usage: spawnbench [-p PAIRS] [-r RUNS] [-w FILE] [-a BASE] LIBRARY PROGRAM [ARGS...]\n");
 		return 2;
 	}
 	const char *lib = argv[optind];
@@ -104,7 +108,7 @@ int main(int argc, char **argv)
 	/* B's environment: ours plus LD_PRELOAD; A's: ours without LD_PRELOAD. */
 	size_t n = 0;
 	while (environ[n]) n++;
-	char **ea = calloc(n + 1, sizeof *ea), **eb = calloc(n + 2, sizeof *eb);
+	char **ea = calloc(n + 2, sizeof *ea), **eb = calloc(n + 2, sizeof *eb);
 	size_t ia = 0, ib = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!strncmp(environ[i], "LD_PRELOAD=", 11)) continue;
@@ -115,6 +119,11 @@ int main(int argc, char **argv)
 	sprintf(pre, "LD_PRELOAD=%s", lib);
 	if (strcmp(lib, "-"))
 		eb[ib++] = pre;
+	if (base) {
+		char *pa = malloc(strlen(base) + 12);
+		sprintf(pa, "LD_PRELOAD=%s", base);
+		ea[ia++] = pa;
+	}
 
 	uint64_t *ta = calloc((size_t)runs, sizeof *ta), *tb = calloc((size_t)runs, sizeof *tb);
 	double *ratio = calloc((size_t)pairs, sizeof *ratio);
@@ -128,8 +137,8 @@ int main(int argc, char **argv)
 		qsort(tb, (size_t)runs, sizeof *tb, cmp_u64);
 		double a = (double)ta[runs / 2], b = (double)tb[runs / 2];
 		ratio[p] = b / a;
-		printf("pair %2d: plain %8.1f us, preloaded %8.1f us (medians of %d), ratio %.4f\n",
-		       p, a / 1e3, b / 1e3, runs, ratio[p]);
+		printf("pair %2d: %s %8.1f us, preloaded %8.1f us (medians of %d), ratio %.4f\n",
+		       p, base ? "base" : "plain", a / 1e3, b / 1e3, runs, ratio[p]);
 	}
 	qsort(ratio, (size_t)pairs, sizeof *ratio, cmp_d);
 	double med = pairs % 2 ? ratio[pairs / 2] : (ratio[pairs / 2 - 1] + ratio[pairs / 2]) / 2;
