@@ -41,6 +41,25 @@ grep -qE "^enormoustext status: $W/libbadsh.so \\(loaded by $W/usebad\\): trunca
 grep -q "enormoustext check" "$ERR" && fail "the library's error names check"
 grep -q "$W/usebad" "$OUT" || fail "the plan does not go on with the program"
 
+# a path with ": " in it: the reason is the analysis's own (a code and its
+# words), not cut out of check's line ("PATH: why") at the first ": " after
+# the prefix, which gave "a: b/passwd: b/passwd: not an ELF file"
+mkdir -p "$W/a: b"
+cp "$W/passwd" "$W/a: b/passwd"
+t colon -- "$TOOL" status --explain "$W/a: b/passwd"
+expect_bad 1 "status --explain of a text file under a name with ': '" \
+	"^enormoustext status: --explain $W/a: b/passwd: not an ELF file \\(PROGRAM is an ELF program or library\\)\$"
+# and a library the plan leaves out, named by its path (no SONAME: the
+# program's DT_NEEDED is the path it was linked with; an rpath cannot hold
+# a ':')
+cc_link "$W/a: b/libbadsh.so" "$W/badsh.c" -shared -fPIC
+cc_link "$W/usecolon" "$W/usebad.c" "$W/a: b/libbadsh.so"
+cp "$W/libbadsh.so" "$W/a: b/libbadsh.so"   # the one with e_shoff past the end
+t badcolon -- "$TOOL" status --explain "$W/usecolon"
+expect_rc 0 "status --explain of a program with a library under a name with ': '"
+grep -qE "^enormoustext status: $W/a: b/libbadsh.so \\(loaded by $W/usecolon\\): truncated: the section header table .*: left out of the plan\$" "$ERR" ||
+	fail "the library's reason is not the analysis's own words: $(cat "$ERR")"
+
 # "backend auto would use: A, then B, then C" / "  A first: ...; then B...;
 # then C..." : the same names in the same order
 order_ok() { # FILE-with-the-two-lines LABEL

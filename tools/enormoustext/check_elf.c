@@ -25,7 +25,9 @@
  *
  * Owns: the analysis of one ELF file for `check` (et_check_image,
  * et_check_path): its text, windows, padding, layout cost and advice, as
- * text or JSON; and its summary for `status --explain` (et_check_summary).
+ * text or JSON; its summary for `status --explain` (et_check_summary); and
+ * the reasons a file cannot be checked, as data (a code and its words, one
+ * table: et_check_reason), so that no caller reads meaning out of text.
  * May call: core (plan: the library's own rule for windows; json), libelf
  * (on the image elffile.c opened), elffile.c (the image opened, the
  * build-id), common.c (sizes).
@@ -110,16 +112,55 @@ static uint64_t small_text(uint64_t H)
 
 /* -------------------------------------------------------------- errors */
 
-static int bad(FILE *err, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int bad(FILE *err, const char *name, const char *fmt, ...)
+/* Why a file cannot be checked, in one table: the code, its short name,
+ * and the sentence for it.  Each failure below gives its code with its
+ * words; the words (the detail) are what check's line says. */
+static const struct et_check_reason reasons[ET_CHECK_NWHY] = {
+	{ ET_CHECK_OK, "ok", "it can be checked" },
+	{ ET_CHECK_UNREADABLE, "unreadable", "cannot be read" },
+	{ ET_CHECK_NOT_FILE, "not-a-file", "not a regular file" },
+	{ ET_CHECK_EMPTY, "empty", "empty file, not an ELF file" },
+	{ ET_CHECK_NOT_ELF, "not-elf", "not an ELF file" },
+	{ ET_CHECK_TRUNCATED, "truncated", "truncated: a header or table extends past the end of the file" },
+	{ ET_CHECK_CORRUPT, "corrupt", "corrupt: a header or table no loader accepts" },
+	{ ET_CHECK_OBJECT, "object", "a relocatable object file (.o): nothing in it is loaded as it is" },
+	{ ET_CHECK_CORE, "core", "a core dump, not a program or library" },
+	{ ET_CHECK_NOTHING_LOADED, "nothing-loaded", "no program headers: nothing in it can be loaded" },
+	{ ET_CHECK_CHANGED, "changed", "changed while it was read: check it again" },
+	{ ET_CHECK_NO_MEMORY, "no-memory", "out of memory" },
+};
+
+const struct et_check_reason *et_check_reason(enum et_check_why code)
+{
+	if ((unsigned)code >= ET_CHECK_NWHY)
+		code = ET_CHECK_UNREADABLE;
+	return &reasons[code];
+}
+
+/* Where a failure goes: check's one line on err, and/or the code and words
+ * into *fail (status --explain says it as its own). */
+struct sink {
+	FILE *err;
+	struct et_check_failure *fail;
+};
+
+static int bad(struct sink *s, enum et_check_why why, const char *name, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static int bad(struct sink *s, enum et_check_why why, const char *name, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fprintf(err, "enormoustext check: %s: %s\n", name, msg);
-	fflush(err);
+	if (s->fail) {
+		s->fail->why = why;
+		snprintf(s->fail->words, sizeof s->fail->words, "%s", msg);
+	}
+	if (s->err) {
+		fprintf(s->err, "enormoustext check: %s: %s\n", name, msg);
+		fflush(s->err);
+	}
 	return ET_EXIT_BAD;
 }
 
@@ -152,23 +193,23 @@ static bool fits(uint64_t off, uint64_t num, uint64_t ent, uint64_t len)
 /* Before libelf sees it: the identification, the header, and that the
  * program and section header tables lie inside the file, with messages
  * that say what is wrong. */
-static int precheck(const unsigned char *b, size_t len, const char *name, FILE *err,
+static int precheck(const unsigned char *b, size_t len, const char *name, struct sink *err,
                     struct info *in)
 {
 	if (len == 0)
-		return bad(err, name, "empty file, not an ELF file");
+		return bad(err, ET_CHECK_EMPTY, name, "empty file, not an ELF file");
 	if (len < SELFMAG || memcmp(b, ELFMAG, SELFMAG) != 0)
-		return bad(err, name, "not an ELF file");
+		return bad(err, ET_CHECK_NOT_ELF, name, "not an ELF file");
 	if (len < EI_NIDENT)
-		return bad(err, name, "truncated ELF header (%zu bytes)", len);
+		return bad(err, ET_CHECK_TRUNCATED, name, "truncated ELF header (%zu bytes)", len);
 	if (b[EI_CLASS] != ELFCLASS32 && b[EI_CLASS] != ELFCLASS64)
-		return bad(err, name, "corrupt ELF header: unknown class %u", b[EI_CLASS]);
+		return bad(err, ET_CHECK_CORRUPT, name, "corrupt ELF header: unknown class %u", b[EI_CLASS]);
 	if (b[EI_DATA] != ELFDATA2LSB && b[EI_DATA] != ELFDATA2MSB)
-		return bad(err, name, "corrupt ELF header: unknown byte order %u", b[EI_DATA]);
+		return bad(err, ET_CHECK_CORRUPT, name, "corrupt ELF header: unknown byte order %u", b[EI_DATA]);
 	bool l = b[EI_DATA] == ELFDATA2LSB, is64 = b[EI_CLASS] == ELFCLASS64;
 	size_t ehsize = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
 	if (len < ehsize)
-		return bad(err, name, "truncated ELF header (%zu of %zu bytes)", len, ehsize);
+		return bad(err, ET_CHECK_TRUNCATED, name, "truncated ELF header (%zu of %zu bytes)", len, ehsize);
 	in->cls = is64 ? 64 : 32;
 	in->little = l;
 	uint64_t phoff = is64 ? rd(b + 32, 8, l) : rd(b + 28, 4, l);
@@ -179,25 +220,25 @@ static int precheck(const unsigned char *b, size_t len, const char *name, FILE *
 	uint64_t want_ph = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
 	uint64_t want_sh = is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
 	if (phnum && phent != want_ph)
-		return bad(err, name, "corrupt ELF header: program header entry size %llu (expected %llu)",
+		return bad(err, ET_CHECK_CORRUPT, name, "corrupt ELF header: program header entry size %llu (expected %llu)",
 		           (unsigned long long)phent, (unsigned long long)want_ph);
 	if (shoff && shent != want_sh)
-		return bad(err, name, "corrupt ELF header: section header entry size %llu (expected %llu)",
+		return bad(err, ET_CHECK_CORRUPT, name, "corrupt ELF header: section header entry size %llu (expected %llu)",
 		           (unsigned long long)shent, (unsigned long long)want_sh);
 	/* Extended numbering keeps the real counts in section header 0. */
 	if (shoff && !fits(shoff, 1, want_sh, len))
-		return bad(err, name, "truncated: the section header table at offset 0x%llx is past the "
+		return bad(err, ET_CHECK_TRUNCATED, name, "truncated: the section header table at offset 0x%llx is past the "
 		           "end of the file (%zu bytes)", (unsigned long long)shoff, len);
 	if (shoff && shnum == 0)
 		shnum = is64 ? rd(b + shoff + 32, 8, l) : rd(b + shoff + 20, 4, l);
 	if (phnum == PN_XNUM && shoff)
 		phnum = is64 ? rd(b + shoff + 44, 4, l) : rd(b + shoff + 28, 4, l);
 	if (phnum && !fits(phoff, phnum, want_ph, len))
-		return bad(err, name, "truncated: the program headers (%llu at offset 0x%llx) extend past "
+		return bad(err, ET_CHECK_TRUNCATED, name, "truncated: the program headers (%llu at offset 0x%llx) extend past "
 		           "the end of the file (%zu bytes)", (unsigned long long)phnum,
 		           (unsigned long long)phoff, len);
 	if (shoff && !fits(shoff, shnum, want_sh, len))
-		return bad(err, name, "truncated: the section headers (%llu at offset 0x%llx) extend past "
+		return bad(err, ET_CHECK_TRUNCATED, name, "truncated: the section headers (%llu at offset 0x%llx) extend past "
 		           "the end of the file (%zu bytes)", (unsigned long long)shnum,
 		           (unsigned long long)shoff, len);
 	return 0;
@@ -233,56 +274,56 @@ static const char *type_name(unsigned t)
 	}
 }
 
-static int read_elf(Elf *e, const unsigned char *b, size_t len, const char *name, FILE *err,
+static int read_elf(Elf *e, const unsigned char *b, size_t len, const char *name, struct sink *err,
                     struct info *in)
 {
 	GElf_Ehdr eh;
 	if (!gelf_getehdr(e, &eh))
-		return bad(err, name, "corrupt ELF header: %s", elf_msg());
+		return bad(err, ET_CHECK_CORRUPT, name, "corrupt ELF header: %s", elf_msg());
 	in->type = eh.e_type;
 	in->machine = eh.e_machine;
 	if (eh.e_type == ET_REL)
-		return bad(err, name, "a relocatable object file (.o): nothing in it is loaded as it "
+		return bad(err, ET_CHECK_OBJECT, name, "a relocatable object file (.o): nothing in it is loaded as it "
 		           "is; check the program or library linked from it");
 	if (eh.e_type == ET_CORE)
-		return bad(err, name, "a core dump, not a program or library");
+		return bad(err, ET_CHECK_CORE, name, "a core dump, not a program or library");
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
-		return bad(err, name, "corrupt ELF header: unknown file type %u", eh.e_type);
+		return bad(err, ET_CHECK_CORRUPT, name, "corrupt ELF header: unknown file type %u", eh.e_type);
 
 	size_t phnum;
 	if (elf_getphdrnum(e, &phnum) != 0)
-		return bad(err, name, "corrupt program header count: %s", elf_msg());
+		return bad(err, ET_CHECK_CORRUPT, name, "corrupt program header count: %s", elf_msg());
 	if (phnum == 0)
-		return bad(err, name, "no program headers: nothing in it can be loaded");
+		return bad(err, ET_CHECK_NOTHING_LOADED, name, "no program headers: nothing in it can be loaded");
 	in->loads = calloc(phnum, sizeof *in->loads);
 	if (!in->loads)
-		return bad(err, name, "out of memory");
+		return bad(err, ET_CHECK_NO_MEMORY, name, "out of memory");
 	bool has_interp = false;
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 		if (!gelf_getphdr(e, (int)i, &ph))
-			return bad(err, name, "corrupt program header %zu: %s", i, elf_msg());
+			return bad(err, ET_CHECK_CORRUPT, name, "corrupt program header %zu: %s", i, elf_msg());
 		if (ph.p_type == PT_NULL)
 			continue;
 		if (ph.p_filesz && (ph.p_offset > len || ph.p_filesz > len - ph.p_offset))
-			return bad(err, name, "truncated: segment %zu (%s, 0x%llx bytes at offset 0x%llx) "
+			return bad(err, ET_CHECK_TRUNCATED, name, "truncated: segment %zu (%s, 0x%llx bytes at offset 0x%llx) "
 			           "extends past the end of the file (%zu bytes)", i, type_name(ph.p_type),
 			           (unsigned long long)ph.p_filesz, (unsigned long long)ph.p_offset, len);
 		if (ph.p_type == PT_LOAD) {
 			if (ph.p_filesz > ph.p_memsz)
-				return bad(err, name, "corrupt: LOAD segment %zu has more bytes in the file "
+				return bad(err, ET_CHECK_CORRUPT, name, "corrupt: LOAD segment %zu has more bytes in the file "
 				           "(0x%llx) than in memory (0x%llx)", i,
 				           (unsigned long long)ph.p_filesz, (unsigned long long)ph.p_memsz);
 			if (ph.p_align > 1 && (ph.p_align & (ph.p_align - 1)))
-				return bad(err, name, "corrupt: LOAD segment %zu: alignment 0x%llx is not a "
+				return bad(err, ET_CHECK_CORRUPT, name, "corrupt: LOAD segment %zu: alignment 0x%llx is not a "
 				           "power of two", i, (unsigned long long)ph.p_align);
 			if (ph.p_align > 1 && (ph.p_vaddr - ph.p_offset) % ph.p_align)
-				return bad(err, name, "corrupt: LOAD segment %zu: address 0x%llx and offset "
+				return bad(err, ET_CHECK_CORRUPT, name, "corrupt: LOAD segment %zu: address 0x%llx and offset "
 				           "0x%llx differ modulo its alignment 0x%llx (no loader maps that)",
 				           i, (unsigned long long)ph.p_vaddr, (unsigned long long)ph.p_offset,
 				           (unsigned long long)ph.p_align);
 			if (ph.p_memsz > UINT64_MAX - ph.p_vaddr)
-				return bad(err, name, "corrupt: LOAD segment %zu wraps around the address "
+				return bad(err, ET_CHECK_CORRUPT, name, "corrupt: LOAD segment %zu wraps around the address "
 				           "space", i);
 			struct seg *s = &in->loads[in->nloads++];
 			s->vaddr = ph.p_vaddr;
@@ -297,7 +338,7 @@ static int read_elf(Elf *e, const unsigned char *b, size_t len, const char *name
 			const char *s = (const char *)b + ph.p_offset;
 			size_t n = strnlen(s, ph.p_filesz);
 			if (n == ph.p_filesz)
-				return bad(err, name, "corrupt: the interpreter name (segment %zu) is not "
+				return bad(err, ET_CHECK_CORRUPT, name, "corrupt: the interpreter name (segment %zu) is not "
 				           "terminated", i);
 			snprintf(in->interp, sizeof in->interp, "%.*s", (int)n, s);
 			has_interp = true;
@@ -305,7 +346,7 @@ static int read_elf(Elf *e, const unsigned char *b, size_t len, const char *name
 		} else if (ph.p_type == PT_DYNAMIC && ph.p_filesz) {
 			Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_DYN);
 			if (!d)
-				return bad(err, name, "corrupt dynamic segment (%zu): %s", i, elf_msg());
+				return bad(err, ET_CHECK_CORRUPT, name, "corrupt dynamic segment (%zu): %s", i, elf_msg());
 			size_t ent = gelf_fsize(e, ELF_T_DYN, 1, EV_CURRENT);
 			for (size_t k = 0; ent && k < d->d_size / ent; k++) {
 				GElf_Dyn dyn;
@@ -327,19 +368,19 @@ static int read_elf(Elf *e, const unsigned char *b, size_t len, const char *name
 
 	size_t shnum = 0, shstrndx = 0;
 	if (elf_getshdrnum(e, &shnum) != 0)
-		return bad(err, name, "corrupt section header count: %s", elf_msg());
+		return bad(err, ET_CHECK_CORRUPT, name, "corrupt section header count: %s", elf_msg());
 	if (shnum > 0 && elf_getshdrstrndx(e, &shstrndx) != 0)
-		return bad(err, name, "corrupt section name table index: %s", elf_msg());
+		return bad(err, ET_CHECK_CORRUPT, name, "corrupt section name table index: %s", elf_msg());
 	size_t idx = 0;
 	for (Elf_Scn *scn = elf_nextscn(e, NULL); scn; scn = elf_nextscn(e, scn)) {
 		GElf_Shdr sh;
 		idx++;
 		if (!gelf_getshdr(scn, &sh))
-			return bad(err, name, "corrupt section header %zu: %s", idx, elf_msg());
+			return bad(err, ET_CHECK_CORRUPT, name, "corrupt section header %zu: %s", idx, elf_msg());
 		const char *sn = elf_strptr(e, shstrndx, sh.sh_name);
 		if (sh.sh_type != SHT_NOBITS && sh.sh_size &&
 		    (sh.sh_offset > len || sh.sh_size > len - sh.sh_offset))
-			return bad(err, name, "truncated: section %zu (%s, 0x%llx bytes at offset 0x%llx) "
+			return bad(err, ET_CHECK_TRUNCATED, name, "truncated: section %zu (%s, 0x%llx bytes at offset 0x%llx) "
 			           "extends past the end of the file (%zu bytes)", idx, sn ? sn : "?",
 			           (unsigned long long)sh.sh_size, (unsigned long long)sh.sh_offset, len);
 		if (sn && (!strcmp(sn, ".text.hot") || !strncmp(sn, ".text.hot.", 10))) {
@@ -897,7 +938,7 @@ static void print_json(const struct info *in, const struct et_check_opts *o, str
 /* Parse and analyse one image into *in (its loads to free by the caller,
  * also on failure); 0, or 1 after one line naming it. */
 static int parse_image(const char *name, void *buf, size_t len, const struct et_check_opts *opts,
-                       FILE *err, struct info *in)
+                       struct sink *err, struct info *in)
 {
 	memset(in, 0, sizeof *in);
 	in->name = name;
@@ -907,7 +948,7 @@ static int parse_image(const char *name, void *buf, size_t len, const struct et_
 		return rc;
 	struct et_tool_elf x;
 	if (et_tool_elf_memory(&x, buf, len) != 0)
-		return bad(err, name, "%s", x.why);
+		return bad(err, ET_CHECK_CORRUPT, name, "%s", x.why);   /* libelf refuses what precheck let by */
 	rc = read_elf(x.e, buf, len, name, err, in);
 	if (rc == 0) {
 		/* every header and section checked: the build-id as everyone reads it */
@@ -924,8 +965,9 @@ static int parse_image(const char *name, void *buf, size_t len, const struct et_
 int et_check_image(const char *name, void *buf, size_t len, const struct et_check_opts *opts,
                    FILE *out, struct et_json *j, FILE *err)
 {
+	struct sink sk = { err, NULL };
 	struct info in;
-	int rc = parse_image(name, buf, len, opts, err, &in);
+	int rc = parse_image(name, buf, len, opts, &sk, &in);
 	if (rc == 0) {
 		if (opts->json)
 			print_json(&in, opts, j);
@@ -941,33 +983,34 @@ int et_check_image(const char *name, void *buf, size_t len, const struct et_chec
  * it is read is a short read said in one line, never a SIGBUS); NULL after
  * one line naming it.  Opened O_NONBLOCK: a FIFO (or a device) is refused
  * by its type, not waited on.  free() it. */
-static void *map_file(const char *path, size_t *len, FILE *err)
+static void *map_file(const char *path, size_t *len, struct sink *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
-		bad(err, path, "%s", strerror(errno));
+		bad(err, ET_CHECK_UNREADABLE, path, "%s", strerror(errno));
 		return NULL;
 	}
 	struct stat st;
 	const char *why = NULL;
+	enum et_check_why code = ET_CHECK_OK;
 	if (fstat(fd, &st) != 0)
-		why = strerror(errno);
+		why = strerror(errno), code = ET_CHECK_UNREADABLE;
 	else if (S_ISDIR(st.st_mode))
-		why = "is a directory, not an ELF file";
+		why = "is a directory, not an ELF file", code = ET_CHECK_NOT_FILE;
 	else if (!S_ISREG(st.st_mode))
-		why = "not a regular file";
+		why = "not a regular file", code = ET_CHECK_NOT_FILE;
 	else if (st.st_size == 0)
-		why = "empty file, not an ELF file";
+		why = "empty file, not an ELF file", code = ET_CHECK_EMPTY;
 	if (why) {
 		close(fd);
-		bad(err, path, "%s", why);
+		bad(err, code, path, "%s", why);
 		return NULL;
 	}
 	*len = (size_t)st.st_size;
 	char *m = malloc(*len);
 	if (!m) {
 		close(fd);
-		bad(err, path, "cannot read it: out of memory (%zu bytes)", *len);
+		bad(err, ET_CHECK_NO_MEMORY, path, "cannot read it: out of memory (%zu bytes)", *len);
 		return NULL;
 	}
 	size_t got = 0;
@@ -980,9 +1023,9 @@ static void *map_file(const char *path, size_t *len, FILE *err)
 			close(fd);
 			free(m);
 			if (n == 0)
-				bad(err, path, "changed while it was read (%zu of %zu bytes): check it again", got, *len);
+				bad(err, ET_CHECK_CHANGED, path, "changed while it was read (%zu of %zu bytes): check it again", got, *len);
 			else
-				bad(err, path, "cannot read it: %s", strerror(e));
+				bad(err, ET_CHECK_UNREADABLE, path, "cannot read it: %s", strerror(e));
 			return NULL;
 		}
 		got += (size_t)n;
@@ -992,15 +1035,19 @@ static void *map_file(const char *path, size_t *len, FILE *err)
 }
 
 int et_check_summary(const char *path, const struct et_check_opts *opts,
-                     struct et_check_summary *out, FILE *err)
+                     struct et_check_summary *out, struct et_check_failure *fail)
 {
+	struct et_check_failure ignored;
+	struct sink sk = { NULL, fail ? fail : &ignored };
+	sk.fail->why = ET_CHECK_OK;
+	sk.fail->words[0] = '\0';
+	memset(out, 0, sizeof *out);
 	size_t len;
-	void *m = map_file(path, &len, err);
+	void *m = map_file(path, &len, &sk);
 	if (!m)
 		return 1;
 	struct info in;
-	int rc = parse_image(path, m, len, opts, err, &in);
-	memset(out, 0, sizeof *out);
+	int rc = parse_image(path, m, len, opts, &sk, &in);
 	if (rc == 0) {
 		out->text_bytes = in.file_text_bytes;
 		out->eligible_min = in.glibc.min;
@@ -1025,8 +1072,9 @@ int et_check_summary(const char *path, const struct et_check_opts *opts,
 int et_check_path(const char *path, const struct et_check_opts *opts, FILE *out,
                   struct et_json *j, FILE *err)
 {
+	struct sink sk = { err, NULL };
 	size_t len;
-	void *m = map_file(path, &len, err);
+	void *m = map_file(path, &len, &sk);
 	if (!m)
 		return 1;
 	int rc = et_check_image(path, m, len, opts, out, j, err);

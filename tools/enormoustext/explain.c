@@ -334,30 +334,20 @@ static const char *needed_by(const struct plan *pl, const char *name)
 
 /* check_elf's analysis of one object of the plan; a file it cannot parse
  * is said as status's own line ("enormoustext status: PATH: why", never
- * `check`'s prefix: the user ran status), naming what loads it.  0 or -1. */
+ * `check`'s prefix: the user ran status), naming what loads it, with the
+ * words the analysis gave with its code.  0 or -1. */
 static int summary(const char *path, const char *loaded_by, const struct et_check_opts *co,
                    struct et_check_summary *cs)
 {
-	char *msg = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&msg, &len);
-	int rc = et_check_summary(path, co, cs, m ? m : stderr);
-	if (m)
-		fclose(m);
-	if (rc != 0) {
-		/* check_elf's line: "enormoustext check: PATH: why" */
-		const char *why = msg ? strstr(msg, ": ") : NULL;
-		why = why ? strstr(why + 2, ": ") : NULL;
-		if (msg)
-			et_tool_trim(msg);
-		if (loaded_by)
-			et_tool_err("%s (loaded by %s): %s: left out of the plan", path, loaded_by,
-			            why ? why + 2 : "cannot be read");
-		else
-			et_tool_err("%s: %s", path, why ? why + 2 : "cannot be read");
-	}
-	free(msg);
-	return rc != 0 ? -1 : 0;
+	struct et_check_failure f;
+	if (et_check_summary(path, co, cs, &f) == 0)
+		return 0;
+	const char *why = f.words[0] ? f.words : et_check_reason(f.why)->sentence;
+	if (loaded_by)
+		et_tool_err("%s (loaded by %s): %s: left out of the plan", path, loaded_by, why);
+	else
+		et_tool_err("%s: %s", path, why);
+	return -1;
 }
 
 /* The program, its interpreter and the libraries it loads (as its own

@@ -27,20 +27,23 @@
  * names them and what they set, and changes no running setting (it prints
  * the command that would put back the values of the "# was" comments).
  *
- * Owns: `setup`: the writes to sysfs (THP policy, defrag, the hugetlb
- * pool), each printed before it is made and read back after; the two
- * boot-time files of --persist and their removal (--undo); the pool's size
- * check against MemTotal.
- * May call: core (sysinfo: the PMD size; options: sizes; outfile: the
- * files), common.c, output.c (messages), msg.c.
+ * The command as parse -> act -> print: this file parses the command line,
+ * plans every write and checks it before any is made, makes the running
+ * settings' writes and says each; setup_persist.c owns the two files.
+ *
+ * Owns: `setup`: its options, the writes to sysfs (THP policy, defrag, the
+ * hugetlb pool), each printed before it is made and read back after; the
+ * pool's size check against MemTotal; the order: every check before any
+ * write.
+ * May call: setup_persist.c (the two files), core (sysinfo: the PMD size;
+ * options: sizes; json), common.c, output.c (messages), msg.c, opts.c.
  * Never: writes anything --dry-run was given for; writes a file other than
  * those settings and the two files; replaces or removes a file without the
  * marker.
  */
-#include "tool.h"
+#include "setup.h"
 #include "opts.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -48,10 +51,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
-#define TMPFILES_REL "/etc/tmpfiles.d/enormoustext.conf"
-#define SYSCTL_REL "/etc/sysctl.d/60-enormoustext.conf"
-#define MARKER "# Written by enormoustext setup --persist; enormoustext setup --undo removes it."
 /* The pool against memory: refused above (without --force), warned above. */
 #define POOL_REFUSE_PCT 50
 #define POOL_WARN_PCT 25
@@ -170,450 +169,9 @@ static int check_pool(const char *root, bool real, const char *asked, uint64_t n
 	return 0;
 }
 
-/* ----------------------------------------------------------- persist */
 
-/* One setting of a persisted file: a tmpfiles.d `w` line (key = the sysfs
- * path) or the sysctl (key = "vm.nr_hugepages"), with what it was before
- * it was first persisted. */
-struct entry {
-	char key[128], value[64], was[64];
-};
-#define MAX_ENTRIES 8
+/* ------------------------------------------------------------ the command */
 
-struct conf {
-	const char *rel;
-	char path[PATH_MAX];
-	bool tmpfiles;             /* else sysctl.d */
-	bool exists, ours;         /* there now; with the marker */
-	const char *foreign;       /* why it is not ours ("no marker line", ...) */
-	struct entry e[MAX_ENTRIES];
-	size_t n;
-	bool touched;              /* --persist changes it */
-	char text[4096];           /* what --persist writes */
-};
-
-/* Is the file at c->path ours, and what does it set?  Never fails: what
- * cannot be read is not ours. */
-static void conf_load(struct conf *c)
-{
-	struct stat st;
-	c->exists = lstat(c->path, &st) == 0;
-	c->ours = false;
-	c->n = 0;
-	if (!c->exists)
-		return;
-	if (S_ISLNK(st.st_mode)) {
-		c->foreign = "a symbolic link";
-		return;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		c->foreign = "not a regular file";
-		return;
-	}
-	char buf[4096];
-	long len = et_read_file(c->path, buf, sizeof buf);
-	if (len < 0) {
-		c->foreign = "unreadable";
-		return;
-	}
-	size_t ml = strlen(MARKER);
-	if (strncmp(buf, MARKER, ml) != 0 || (buf[ml] != '\n' && buf[ml] != '\0')) {
-		c->foreign = "no marker line";
-		return;
-	}
-	c->ours = true;
-	char was[64] = "";
-	for (char *line = buf, *next; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		char k[128], v[64];
-		if (!strncmp(line, "# was ", 6)) {
-			snprintf(was, sizeof was, "%s", line + 6);
-			continue;
-		}
-		bool got = c->tmpfiles ? sscanf(line, "w %127s - - - - %63s", k, v) == 2
-		                       : sscanf(line, "%127s = %63s", k, v) == 2;
-		if (got && c->n < MAX_ENTRIES) {
-			struct entry *e = &c->e[c->n++];
-			snprintf(e->key, sizeof e->key, "%s", k);
-			snprintf(e->value, sizeof e->value, "%s", v);
-			snprintf(e->was, sizeof e->was, "%s", was);
-		}
-		was[0] = '\0';
-	}
-}
-
-/* Set key to value in c (a new entry remembers `was`). */
-static void conf_set(struct conf *c, const char *key, const char *value, const char *was)
-{
-	c->touched = true;
-	for (size_t i = 0; i < c->n; i++)
-		if (!strcmp(c->e[i].key, key)) {
-			snprintf(c->e[i].value, sizeof c->e[i].value, "%s", value);
-			return;
-		}
-	if (c->n < MAX_ENTRIES) {
-		struct entry *e = &c->e[c->n++];
-		snprintf(e->key, sizeof e->key, "%s", key);
-		snprintf(e->value, sizeof e->value, "%s", value);
-		snprintf(e->was, sizeof e->was, "%s", was);
-	}
-}
-
-static void conf_render(struct conf *c)
-{
-	size_t n = 0, cap = sizeof c->text;
-#define PUT(...) do { if (n < cap) n += (size_t)snprintf(c->text + n, cap - n, __VA_ARGS__); } while (0)
-	PUT("%s\n", MARKER);
-	if (c->tmpfiles)
-		PUT("# Huge-page settings for program text (libenormoustext), written at boot by "
-		    "systemd-tmpfiles.\n");
-	else
-		PUT("# The hugetlb pool for program text (libenormoustext), set at boot by "
-		    "systemd-sysctl.\n");
-	for (size_t i = 0; i < c->n; i++) {
-		if (c->e[i].was[0])
-			PUT("# was %s\n", c->e[i].was);
-		if (c->tmpfiles)
-			PUT("w %s - - - - %s\n", c->e[i].key, c->e[i].value);
-		else
-			PUT("%s = %s\n", c->e[i].key, c->e[i].value);
-	}
-#undef PUT
-}
-
-/* mkdir DIR (0755) unless it is there; 0 or -errno. */
-static int make_dir(const char *dir)
-{
-	if (mkdir(dir, 0755) == 0 || errno == EEXIST)
-		return 0;
-	return -errno;
-}
-
-static int sync_dir_of(const char *path)
-{
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s", path);
-	char *s = strrchr(dir, '/');
-	if (!s)
-		return 0;
-	*s = '\0';
-	int fd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int r = fsync(fd) == 0 ? 0 : -errno;
-	close(fd);
-	return r;
-}
-
-/* c->text into c->path: beside it, fsync'ed, renamed in, the directory
- * fsync'ed.  ET_EXIT_OK, or ET_EXIT_BAD after one line naming it. */
-static int conf_write(struct conf *c, const char *root, bool real)
-{
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/etc", real ? "" : root);
-	int e = make_dir(dir);
-	if (!e) {
-		snprintf(dir, sizeof dir, "%s", c->path);
-		*strrchr(dir, '/') = '\0';
-		e = make_dir(dir);
-	}
-	if (e) {
-		et_tool_err("%s: %s", dir, strerror(-e));
-		return ET_EXIT_BAD;
-	}
-	struct et_out o;
-	e = et_out_open(&o, c->path, ET_OUT_NOFOLLOW | ET_OUT_FILES_ONLY);
-	if (e) {
-		et_tool_out_error(c->path, &o, e);
-		return ET_EXIT_BAD;
-	}
-	e = et_out_write(&o, c->text, strlen(c->text));
-	if (!e && fchmod(o.fd, 0644) != 0)
-		e = -errno;
-	if (!e && fsync(o.fd) != 0)
-		e = -errno;
-	if (e) {
-		et_out_abort(&o);
-		et_tool_out_error(c->path, NULL, e);
-		return ET_EXIT_BAD;
-	}
-	e = et_out_commit(&o);
-	if (!e)
-		e = sync_dir_of(c->path);
-	if (e) {
-		et_tool_out_error(c->path, &o, e);
-		return ET_EXIT_BAD;
-	}
-	return ET_EXIT_OK;
-}
-
-static const char *short_key(const char *key)
-{
-	if (!strcmp(key, THP_DIR "/enabled"))
-		return "enabled";
-	if (!strcmp(key, THP_DIR "/defrag"))
-		return "defrag";
-	const char *s = strrchr(key, '/');
-	if (s && !strcmp(s, "/nr_hugepages"))
-		return "nr_hugepages";
-	return key;
-}
-
-/* The setup options that give entry e back its "# was" value ("" if none);
- * *pool: they are a pool's (one pool per command). */
-static void restore_args(const struct entry *e, const char *key, char *out, size_t cap, bool *pool)
-{
-	out[0] = '\0';
-	*pool = false;
-	if (!e->was[0] || !strcmp(e->was, "?"))
-		return;
-	unsigned long long kb;
-	char sz[16];
-	if (!strcmp(key, "enabled")) {
-		snprintf(out, cap, " --thp %s", e->was);
-	} else if (!strcmp(key, "defrag")) {
-		snprintf(out, cap, " --defrag %s", e->was);
-	} else if (!strcmp(e->key, "vm.nr_hugepages")) {
-		snprintf(out, cap, " --hugetlb-pages %s", e->was);
-		*pool = true;
-	} else if (sscanf(e->key, "/sys/kernel/mm/hugepages/hugepages-%llukB/", &kb) == 1) {
-		snprintf(out, cap, " --hugetlb-pages %s --hugetlb-size %s", e->was,
-		         et_tool_size(sz, sizeof sz, (uint64_t)kb << 10));
-		*pool = true;
-	}
-}
-
-/* The settings of c as JSON members of the current object. */
-static void conf_json(const struct conf *c)
-{
-	et_json_arr(J, "settings");
-	for (size_t k = 0; k < c->n; k++) {
-		et_json_obj_flat(J, NULL);
-		et_json_str(J, "key", c->tmpfiles ? short_key(c->e[k].key) : c->e[k].key);
-		et_json_str(J, "value", c->e[k].value);
-		if (c->e[k].was[0])
-			et_json_str(J, "was", c->e[k].was);
-		else
-			et_json_null(J, "was");
-		et_json_obj_end(J);
-	}
-	et_json_arr_end(J);
-}
-
-/* root: the --root given ("/" for none): the commands it prints to put the
- * settings back name it too, or they would change this system's. */
-static int undo(struct conf *cs, size_t nc, bool dry, const char *root, bool real)
-{
-	/* the commands that put back the "# was" values: THP settings in the
-	 * first, each pool in one of its own */
-	char restore[4][256];
-	size_t nr = 1;
-	restore[0][0] = '\0';
-	bool any = false;
-	if (J)
-		et_json_arr(J, "files");
-	for (size_t i = 0; i < nc; i++) {
-		struct conf *c = &cs[i];
-		if (!c->exists)
-			continue;
-		if (!c->ours) {
-			if (J) {
-				et_json_obj(J, NULL);
-				et_json_str(J, "path", c->path);
-				et_json_str(J, "action", "left alone");
-				et_json_str(J, "reason", c->foreign);
-				et_json_obj_end(J);
-			} else {
-				printf("left alone %s: not written by enormoustext setup (%s)\n", c->path, c->foreign);
-			}
-			continue;
-		}
-		any = true;
-		if (J) {
-			et_json_obj(J, NULL);
-			et_json_str(J, "path", c->path);
-			et_json_str(J, "action", dry ? "would remove" : "remove");
-			conf_json(c);
-			et_json_obj_end(J);
-		} else {
-			printf("%s %s (it set", dry ? "would remove" : "remove", c->path);
-		}
-		for (size_t k = 0; k < c->n; k++) {
-			const char *key = c->tmpfiles ? short_key(c->e[k].key) : c->e[k].key;
-			if (!J)
-				printf("%s %s %s", k ? "," : "", key, c->e[k].value);
-			char arg[200];
-			bool pool;
-			restore_args(&c->e[k], key, arg, sizeof arg, &pool);
-			if (!arg[0])
-				continue;
-			if (pool && nr < 4)
-				snprintf(restore[nr++], sizeof restore[0], "%s", arg);
-			else if (!pool)
-				snprintf(restore[0] + strlen(restore[0]), sizeof restore[0] - strlen(restore[0]),
-				         "%s", arg);
-		}
-		if (!J)
-			printf("%s)\n", c->n ? "" : " nothing");
-		fflush(stdout);
-		if (!dry && (unlink(c->path) != 0 || sync_dir_of(c->path) != 0)) {
-			et_tool_err("%s: cannot remove it: %s", c->path, strerror(errno));
-			if (J) {
-				et_json_arr_end(J);
-				et_json_obj_end(J);
-				et_json_end(J);
-			}
-			return ET_EXIT_BAD;
-		}
-	}
-	if (J)
-		et_json_arr_end(J);
-	if (!any) {
-		if (J)
-			et_json_arr(J, "restore");
-		else
-			printf("nothing to undo: no %s or %s written by enormoustext setup --persist\n",
-			       cs[0].path, cs[1].path);
-		return ET_EXIT_OK;
-	}
-	bool have = false;
-	for (size_t i = 0; i < nr; i++)
-		have |= restore[i][0] != '\0';
-	char rootarg[PATH_MAX + 16] = "";
-	if (!real)
-		snprintf(rootarg, sizeof rootarg, " --root %s", root);
-	if (J) {
-		et_json_arr(J, "restore");
-	} else {
-		printf("the running settings are unchanged%s\n", have ? "; to put back what they were "
-		       "before --persist:" : " (no earlier values recorded)");
-	}
-	for (size_t i = 0; i < nr; i++) {
-		if (!restore[i][0])
-			continue;
-		if (J) {
-			char cmd[PATH_MAX + 320];
-			snprintf(cmd, sizeof cmd, "enormoustext setup%s%s", rootarg, restore[i]);
-			et_json_str(J, NULL, cmd);
-		} else {
-			printf("  enormoustext setup%s%s\n", rootarg, restore[i]);
-		}
-	}
-	return ET_EXIT_OK;
-}
-
-/* ------------------------------------------------------ boot order */
-
-/* The directories systemd-sysctl (and `sysctl --system`) and
- * systemd-tmpfiles read, most important first: of two files with one name
- * the first directory's is read, the others' ignored; the files are then
- * applied in the order of their names. */
-static const char *const sysctl_dirs[] = { "/etc/sysctl.d", "/run/sysctl.d", "/usr/local/lib/sysctl.d",
-	                                   "/usr/lib/sysctl.d", "/lib/sysctl.d", NULL };
-static const char *const tmpfiles_dirs[] = { "/etc/tmpfiles.d", "/run/tmpfiles.d", "/usr/local/lib/tmpfiles.d",
-	                                     "/usr/lib/tmpfiles.d", "/lib/tmpfiles.d", NULL };
-
-/* Whether the text of a sysctl file sets key (a "key = value" line, the key
- * with dots or slashes), or a tmpfiles.d file writes path (a `w` line);
- * the value into val. */
-static bool sets_key(const char *text, const char *key, bool tmpfiles, char *val, size_t cap)
-{
-	bool found = false;
-	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		while (*l == ' ' || *l == '\t' || *l == '-')
-			l++;
-		if (*l == '#' || *l == ';')
-			continue;
-		char k[256], v[64];
-		if (tmpfiles) {
-			if (sscanf(l, "w%*[+-!=~]%*[ \t]%255s %*s %*s %*s %*s %63s", k, v) == 2 ||
-			    sscanf(l, "w %255s %*s %*s %*s %*s %63s", k, v) == 2) {
-				if (!strcmp(k, key)) {
-					snprintf(val, cap, "%s", v);
-					found = true;
-				}
-			}
-			continue;
-		}
-		if (sscanf(l, "%255[^= \t] = %63s", k, v) != 2 && sscanf(l, "%255[^= \t]=%63s", k, v) != 2)
-			continue;
-		for (char *p = k; *p; p++)
-			if (*p == '/')
-				*p = '.';
-		if (!strcmp(k, key)) {
-			snprintf(val, cap, "%s", v);
-			found = true;     /* the last one counts */
-		}
-	}
-	return found;
-}
-
-/* Files that systemd reads at boot and that set what ours (c) sets, read
- * after it (sysctl: a later name wins) or before it (tmpfiles.d: for one
- * path, the first name wins): a warning for each, naming it.  How many. */
-static size_t overridden(const struct conf *c, const char *root, bool real)
-{
-	const char *const *dirs = c->tmpfiles ? tmpfiles_dirs : sysctl_dirs;
-	const char *ours = strrchr(c->rel, '/') + 1;
-	size_t warned = 0;
-	for (size_t d = 0; dirs[d]; d++) {
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof dir, "%s%s", real ? "" : root, dirs[d]);
-		DIR *dh = opendir(dir);
-		if (!dh)
-			continue;
-		for (struct dirent *e; (e = readdir(dh));) {
-			size_t l = strlen(e->d_name);
-			if (l < 6 || strcmp(e->d_name + l - 5, ".conf") || !strcmp(e->d_name, ours))
-				continue;
-			int cmp = strcmp(e->d_name, ours);
-			if (c->tmpfiles ? cmp > 0 : cmp < 0)
-				continue;
-			/* a file of the same name in a directory read first hides it */
-			bool hidden = false;
-			for (size_t d2 = 0; d2 < d && !hidden; d2++) {
-				char other[PATH_MAX + 256];
-				struct stat st;
-				snprintf(other, sizeof other, "%s%s/%s", real ? "" : root, dirs[d2], e->d_name);
-				hidden = stat(other, &st) == 0;
-			}
-			if (hidden)
-				continue;
-			char path[PATH_MAX + 256], buf[65536], val[64];
-			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-			if (et_read_file(path, buf, sizeof buf) < 0)
-				continue;
-			for (size_t i = 0; i < c->n; i++) {
-				if (!sets_key(buf, c->e[i].key, c->tmpfiles, val, sizeof val))
-					continue;
-				et_tool_err("warning: %s sets %s = %s too and %s: at boot %s wins over %s; take "
-				            "the line out of it (or make it %s)", path,
-				            c->tmpfiles ? short_key(c->e[i].key) : c->e[i].key, val,
-				            c->tmpfiles ? "is read before ours" : "is read after ours", val, c->e[i].value,
-				            c->e[i].value);
-				warned++;
-			}
-		}
-		closedir(dh);
-	}
-	if (!c->tmpfiles) {
-		/* /etc/sysctl.conf: `sysctl --system` reads it last of all */
-		char path[PATH_MAX], buf[65536], val[64];
-		snprintf(path, sizeof path, "%s/etc/sysctl.conf", real ? "" : root);
-		struct stat st;
-		if (lstat(path, &st) == 0 && !S_ISLNK(st.st_mode) && et_read_file(path, buf, sizeof buf) >= 0)
-			for (size_t i = 0; i < c->n; i++)
-				if (sets_key(buf, c->e[i].key, false, val, sizeof val)) {
-					et_tool_err("warning: %s sets %s = %s too and `sysctl --system` reads it after "
-					            "ours: it wins over %s there; take the line out of it (or make it %s)",
-					            path, c->e[i].key, val, c->e[i].value, c->e[i].value);
-					warned++;
-				}
-	}
-	return warned;
-}
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -692,129 +250,140 @@ const struct et_cmd_spec *et_cmd_setup_spec(void)
 	return &spec;
 }
 
-int et_cmd_setup(int argc, char **argv)
+/* What the command line asks. */
+struct sargs {
+	const char *thp, *defrag, *pages, *bytes_arg, *root;
+	uint64_t hsize, npages, pool_bytes;
+	bool dry, force, persist, undo_it, json;
+	bool pool;                 /* --hugetlb or --hugetlb-pages */
+	bool real;                 /* no --root: this system */
+};
+
+/* The command line into s.  false: stop with *rc. */
+static bool parse(int argc, char **argv, struct sargs *s, int *rc)
 {
-	const char *thp = NULL, *defrag = NULL, *pages = NULL, *bytes_arg = NULL, *root = "/";
-	uint64_t hsize = 0, npages = 0, pool_bytes = 0;
-	bool dry = false, force = false, persist = false, undo_it = false, json = false;
 	struct et_args a;
 	et_args_init(&a, &spec, argc, argv);
 	int c;
-	while ((c = et_args_next(&a)) > 0) {
+	*rc = ET_EXIT_OK;
+	while (!*rc && (c = et_args_next(&a)) > 0) {
 		switch (c) {
 		case O_THP:
-			thp = a.val;
+			s->thp = a.val;
 			break;
 		case O_DEFRAG:
-			defrag = a.val;
+			s->defrag = a.val;
 			break;
 		case O_HUGETLB:
-			if (et_parse_size(a.val, &pool_bytes))
-				return et_tool_usage("--hugetlb %s: give a size in bytes with K/M/G (e.g. 1G, "
-				                     "512M)", a.val);
-			bytes_arg = a.val;
+			if (et_parse_size(a.val, &s->pool_bytes))
+				*rc = et_tool_usage("--hugetlb %s: give a size in bytes with K/M/G (e.g. 1G, "
+				                    "512M)", a.val);
+			s->bytes_arg = a.val;
 			break;
 		case O_HUGETLB_PAGES:
-			if (et_tool_parse_u64(a.val, &npages) || npages > LONG_MAX)
-				return et_tool_usage("--hugetlb-pages %s: give a number of pages (0 or more)",
-				                     a.val);
-			pages = a.val;
+			if (et_tool_parse_u64(a.val, &s->npages) || s->npages > LONG_MAX)
+				*rc = et_tool_usage("--hugetlb-pages %s: give a number of pages (0 or more)",
+				                    a.val);
+			s->pages = a.val;
 			break;
 		case O_HUGETLB_SIZE:
-			if (et_parse_size(a.val, &hsize) || hsize < 4096 || (hsize & (hsize - 1)))
-				return et_tool_usage("--hugetlb-size %s: give a page size such as 2M or 1G",
-				                     a.val);
+			if (et_parse_size(a.val, &s->hsize) || s->hsize < 4096 || (s->hsize & (s->hsize - 1)))
+				*rc = et_tool_usage("--hugetlb-size %s: give a page size such as 2M or 1G",
+				                    a.val);
 			break;
 		case O_FORCE:
-			force = true;
+			s->force = true;
 			break;
 		case O_PERSIST:
-			persist = true;
+			s->persist = true;
 			break;
 		case O_UNDO:
-			undo_it = true;
+			s->undo_it = true;
 			break;
 		case O_DRY_RUN:
-			dry = true;
+			s->dry = true;
 			break;
 		case O_ROOT:
-			root = a.val;
+			s->root = a.val;
 			break;
 		case O_JSON:
-			json = true;
+			s->json = true;
 			break;
 		}
 	}
+	if (*rc)
+		return false;
 	if (c < 0)
-		return et_args_exit(c);
-	if (a.nops)
-		return et_tool_usage("unexpected argument '%s'", a.ops[0]);
-	if (pages && bytes_arg)
-		return et_tool_usage("give --hugetlb SIZE or --hugetlb-pages N, not both");
-	if (hsize && !pages && !bytes_arg)
-		return et_tool_usage("--hugetlb-size goes with --hugetlb or --hugetlb-pages");
-	if (persist && undo_it)
-		return et_tool_usage("give --persist or --undo, not both");
-	bool pool = pages || bytes_arg;
-	if (!thp && !defrag && !pool && !undo_it)
-		return et_tool_usage("nothing to do: give --thp, --defrag, --hugetlb, --hugetlb-pages or "
-		                     "--undo");
-	bool real = !strcmp(root, "/");
-	struct stat st;
-	if (!real && (stat(root, &st) != 0 || !S_ISDIR(st.st_mode))) {
-		et_tool_err("--root %s: not a directory", root);
-		return ET_EXIT_BAD;
-	}
+		*rc = et_args_exit(c);
+	else if (a.nops)
+		*rc = et_tool_usage("unexpected argument '%s'", a.ops[0]);
+	else if (s->pages && s->bytes_arg)
+		*rc = et_tool_usage("give --hugetlb SIZE or --hugetlb-pages N, not both");
+	else if (s->hsize && !s->pages && !s->bytes_arg)
+		*rc = et_tool_usage("--hugetlb-size goes with --hugetlb or --hugetlb-pages");
+	else if (s->persist && s->undo_it)
+		*rc = et_tool_usage("give --persist or --undo, not both");
+	else if (!s->thp && !s->defrag && !s->pages && !s->bytes_arg && !s->undo_it)
+		*rc = et_tool_usage("nothing to do: give --thp, --defrag, --hugetlb, --hugetlb-pages or "
+		                    "--undo");
+	else
+		return true;
+	return false;
+}
 
+/* The pool in pages of its page size, checked against memory. */
+static int plan_pool(struct sargs *s)
+{
 	char asked[96] = "";
-	if (pool) {
-		if (!hsize) {
-			struct et_sysinfo si;
-			et_sysinfo_read_pmd(&si, root);
-			hsize = si.pmd_size;
-		}
-		if (bytes_arg) {
-			char hs[16], lo_s[16], hi_s[16];
-			if (pool_bytes % hsize) {
-				uint64_t lo_b = pool_bytes / hsize * hsize;
-				et_tool_err("--hugetlb %s: not a multiple of the %s huge page size (%s or %s, or "
-				            "--hugetlb-pages N)", bytes_arg, et_tool_size(hs, sizeof hs, hsize),
-				            et_tool_size(lo_s, sizeof lo_s, lo_b),
-				            et_tool_size(hi_s, sizeof hi_s, lo_b + hsize));
-				return ET_EXIT_BAD;
-			}
-			npages = pool_bytes / hsize;
-			if (npages > LONG_MAX)
-				return et_tool_usage("--hugetlb %s: too large", bytes_arg);
-			snprintf(asked, sizeof asked, "--hugetlb %s", bytes_arg);
-		} else {
-			snprintf(asked, sizeof asked, "--hugetlb-pages %s", pages);
-		}
-		int rc = check_pool(root, real, asked, npages, hsize, force);
-		if (rc)
-			return rc;
+	if (!s->hsize) {
+		struct et_sysinfo si;
+		et_sysinfo_read_pmd(&si, s->root);
+		s->hsize = si.pmd_size;
 	}
+	if (s->bytes_arg) {
+		char hs[16], lo_s[16], hi_s[16];
+		if (s->pool_bytes % s->hsize) {
+			uint64_t lo_b = s->pool_bytes / s->hsize * s->hsize;
+			et_tool_err("--hugetlb %s: not a multiple of the %s huge page size (%s or %s, or "
+			            "--hugetlb-pages N)", s->bytes_arg, et_tool_size(hs, sizeof hs, s->hsize),
+			            et_tool_size(lo_s, sizeof lo_s, lo_b),
+			            et_tool_size(hi_s, sizeof hi_s, lo_b + s->hsize));
+			return ET_EXIT_BAD;
+		}
+		s->npages = s->pool_bytes / s->hsize;
+		if (s->npages > LONG_MAX)
+			return et_tool_usage("--hugetlb %s: too large", s->bytes_arg);
+		snprintf(asked, sizeof asked, "--hugetlb %s", s->bytes_arg);
+	} else {
+		snprintf(asked, sizeof asked, "--hugetlb-pages %s", s->pages);
+	}
+	return check_pool(s->root, s->real, asked, s->npages, s->hsize, s->force);
+}
 
-	struct write_op ops[3];
+/* The running settings' writes (at most three), each file there and its
+ * value now read. */
+static int plan_writes(const struct sargs *s, struct write_op ops[3], size_t *np)
+{
 	size_t n = 0;
-	if (thp) {
+	if (s->thp) {
 		snprintf(ops[n].rel, sizeof ops[n].rel, THP_DIR "/enabled");
-		snprintf(ops[n].value, sizeof ops[n].value, "%s", thp);
+		snprintf(ops[n].value, sizeof ops[n].value, "%s", s->thp);
 		ops[n++].choice = true;
 	}
-	if (defrag) {
+	if (s->defrag) {
 		snprintf(ops[n].rel, sizeof ops[n].rel, THP_DIR "/defrag");
-		snprintf(ops[n].value, sizeof ops[n].value, "%s", defrag);
+		snprintf(ops[n].value, sizeof ops[n].value, "%s", s->defrag);
 		ops[n++].choice = true;
 	}
-	if (pool) {
+	if (s->pool) {
 		snprintf(ops[n].rel, sizeof ops[n].rel, "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages",
-		         (unsigned long long)(hsize >> 10));
-		snprintf(ops[n].value, sizeof ops[n].value, "%llu", (unsigned long long)npages);
+		         (unsigned long long)(s->hsize >> 10));
+		snprintf(ops[n].value, sizeof ops[n].value, "%llu", (unsigned long long)s->npages);
 		ops[n++].choice = false;
 	}
+	*np = n;
 	for (size_t i = 0; i < n; i++) {
-		snprintf(ops[i].path, sizeof ops[i].path, "%s%s", real ? "" : root, ops[i].rel);
+		snprintf(ops[i].path, sizeof ops[i].path, "%s%s", s->real ? "" : s->root, ops[i].rel);
 		ops[i].shown = ops[i].path;
 		if (access(ops[i].path, F_OK) != 0) {
 			et_tool_err("%s: %s (%s)", ops[i].path, strerror(errno),
@@ -824,52 +393,56 @@ int et_cmd_setup(int argc, char **argv)
 		}
 		current(&ops[i], ops[i].was, sizeof ops[i].was);
 	}
+	return ET_EXIT_OK;
+}
 
-	/* The files: looked at (and, for --persist, composed) before anything
-	 * is written. */
-	struct conf cs[2];
-	memset(cs, 0, sizeof cs);
+/* The files: looked at (and, for --persist, composed) before anything is
+ * written. */
+static int plan_files(const struct sargs *s, const struct write_op *ops, size_t n, struct conf cs[2])
+{
+	memset(cs, 0, 2 * sizeof *cs);
 	cs[0].rel = TMPFILES_REL;
 	cs[0].tmpfiles = true;
 	cs[1].rel = SYSCTL_REL;
 	for (size_t i = 0; i < 2; i++) {
-		snprintf(cs[i].path, sizeof cs[i].path, "%s%s", real ? "" : root, cs[i].rel);
-		conf_load(&cs[i]);
+		snprintf(cs[i].path, sizeof cs[i].path, "%s%s", s->real ? "" : s->root, cs[i].rel);
+		et_setup_conf_load(&cs[i]);
 	}
-	if (persist) {
-		/* vm.nr_hugepages sizes the pool of the default huge page size
-		 * (Hugepagesize); a pool of another size is a tmpfiles.d line. */
-		uint64_t dflt = meminfo(root, real, "Hugepagesize", NULL, 0);
-		for (size_t i = 0; i < n; i++) {
-			if (ops[i].choice || hsize != (dflt ? dflt : hsize))
-				conf_set(&cs[0], ops[i].rel, ops[i].value, ops[i].was);
-			else
-				conf_set(&cs[1], "vm.nr_hugepages", ops[i].value, ops[i].was);
-		}
-		for (size_t i = 0; i < 2; i++) {
-			if (!cs[i].touched)
-				continue;
-			if (cs[i].exists && !cs[i].ours) {
-				et_tool_err("%s: not written by enormoustext setup (%s): not replaced; move it "
-				            "away or put the settings in it by hand", cs[i].path, cs[i].foreign);
-				return ET_EXIT_BAD;
-			}
-			conf_render(&cs[i]);
-		}
+	if (!s->persist)
+		return ET_EXIT_OK;
+	/* vm.nr_hugepages sizes the pool of the default huge page size
+	 * (Hugepagesize); a pool of another size is a tmpfiles.d line. */
+	uint64_t dflt = meminfo(s->root, s->real, "Hugepagesize", NULL, 0);
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i].choice || s->hsize != (dflt ? dflt : s->hsize))
+			et_setup_conf_set(&cs[0], ops[i].rel, ops[i].value, ops[i].was);
+		else
+			et_setup_conf_set(&cs[1], "vm.nr_hugepages", ops[i].value, ops[i].was);
 	}
+	for (size_t i = 0; i < 2; i++) {
+		if (!cs[i].touched)
+			continue;
+		if (cs[i].exists && !cs[i].ours) {
+			et_tool_err("%s: not written by enormoustext setup (%s): not replaced; move it "
+			            "away or put the settings in it by hand", cs[i].path, cs[i].foreign);
+			return ET_EXIT_BAD;
+		}
+		et_setup_conf_render(&cs[i]);
+	}
+	return ET_EXIT_OK;
+}
 
-	if (!dry && real && geteuid() != 0) {
-		et_tool_err("needs root to write %s: run it as root (sudo), or see the writes with "
-		            "--dry-run", n ? ops[0].path : cs[0].path);
-		return ET_EXIT_BAD;
-	}
+/* Every check passed: the writes, each said before it is made, then the
+ * files (--persist) or their removal (--undo). */
+static int act(const struct sargs *s, struct write_op *ops, size_t n, struct conf cs[2])
+{
 	struct et_json j;
-	if (json) {
+	if (s->json) {
 		J = &j;
 		et_json_init(&j, stdout);
 		et_json_obj(&j, NULL);
-		et_json_bool(&j, "dry_run", dry);
-		et_json_str(&j, "root", root);
+		et_json_bool(&j, "dry_run", s->dry);
+		et_json_str(&j, "root", s->root);
 		et_json_arr(&j, "writes");
 	}
 	int rc = ET_EXIT_OK;
@@ -881,54 +454,24 @@ int et_cmd_setup(int argc, char **argv)
 			et_json_str(J, "was", ops[i].was);
 			et_json_obj_end(J);
 		} else {
-			printf("%s %s: %s (was %s)\n", dry ? "would write" : "write", ops[i].shown, ops[i].value,
-			       ops[i].was);
+			printf("%s %s: %s (was %s)\n", s->dry ? "would write" : "write", ops[i].shown,
+			       ops[i].value, ops[i].was);
 		}
 		fflush(stdout);
-		if (!dry) {
+		if (!s->dry) {
 			rc = do_write(&ops[i]);
-			if (rc && persist)
+			if (rc && s->persist)
 				et_tool_err("nothing persisted: %s and %s are as they were", cs[0].path, cs[1].path);
 		}
 	}
 	if (J)
 		et_json_arr_end(J);
-	if (undo_it && !rc) {
-		rc = undo(cs, 2, dry, root, real);
+	if (s->undo_it && !rc) {
+		rc = et_setup_undo(cs, 2, s->dry, s->root, s->real, J);
 		if (J && !rc)
 			et_json_arr_end(J);   /* restore */
-	} else if (persist && !rc) {
-		if (J)
-			et_json_arr(J, "files");
-		for (size_t i = 0; i < 2 && !rc; i++) {
-			if (!cs[i].touched)
-				continue;
-			if (J) {
-				et_json_obj(J, NULL);
-				et_json_str(J, "path", cs[i].path);
-				et_json_str(J, "action", dry ? "would write" : "write");
-				et_json_str(J, "applied_by", cs[i].tmpfiles ? "systemd-tmpfiles" : "systemd-sysctl");
-				conf_json(&cs[i]);
-				et_json_obj_end(J);
-			} else {
-				printf("%s %s (%s at boot):\n", dry ? "would write" : "write", cs[i].path,
-				       cs[i].tmpfiles ? "systemd-tmpfiles applies it" : "systemd-sysctl applies it");
-				for (const char *l = cs[i].text; *l;) {
-					const char *e = strchr(l, '\n');
-					size_t len = e ? (size_t)(e - l) : strlen(l);
-					printf("    %.*s\n", (int)len, l);
-					l += len + (e != NULL);
-				}
-			}
-			fflush(stdout);
-			if (!dry)
-				rc = conf_write(&cs[i], root, real);
-			/* another file that systemd reads at boot may set the same */
-			if (!rc)
-				overridden(&cs[i], root, real);
-		}
-		if (J)
-			et_json_arr_end(J);
+	} else if (s->persist && !rc) {
+		rc = et_setup_persist(cs, 2, s->dry, s->root, s->real, J);
 	}
 	if (J) {
 		et_json_obj_end(J);
@@ -936,4 +479,36 @@ int et_cmd_setup(int argc, char **argv)
 		J = NULL;
 	}
 	return rc;
+}
+
+int et_cmd_setup(int argc, char **argv)
+{
+	struct sargs s;
+	memset(&s, 0, sizeof s);
+	s.root = "/";
+	int rc;
+	if (!parse(argc, argv, &s, &rc))
+		return rc;
+	s.pool = s.pages || s.bytes_arg;
+	s.real = !strcmp(s.root, "/");
+	struct stat st;
+	if (!s.real && (stat(s.root, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		et_tool_err("--root %s: not a directory", s.root);
+		return ET_EXIT_BAD;
+	}
+	if (s.pool && (rc = plan_pool(&s)) != 0)
+		return rc;
+	struct write_op ops[3];
+	size_t n = 0;
+	if ((rc = plan_writes(&s, ops, &n)) != 0)
+		return rc;
+	struct conf cs[2];
+	if ((rc = plan_files(&s, ops, n, cs)) != 0)
+		return rc;
+	if (!s.dry && s.real && geteuid() != 0) {
+		et_tool_err("needs root to write %s: run it as root (sudo), or see the writes with "
+		            "--dry-run", n ? ops[0].path : cs[0].path);
+		return ET_EXIT_BAD;
+	}
+	return act(&s, ops, n, cs);
 }

@@ -443,30 +443,19 @@ static int script_program(const char *path, struct script_info *si)
 }
 
 /* --explain PROGRAM: a file `check` cannot read is said first, as this
- * command's error (not after the host's sentences, not as `check`'s):
- * true after one line naming it and why. */
+ * command's error (not after the host's sentences, not as `check`'s), in
+ * the words the analysis gave with its code: true after one line naming it
+ * and why. */
 static bool explain_refuses(const char *program)
 {
-	char *msg = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&msg, &len);
-	if (!m)
-		return false;      /* the plan says it later */
 	struct et_check_opts co = { .pmd_size = 0x200000, .page_size = 4096 };
 	struct et_check_summary cs;
-	int rc = et_check_summary(program, &co, &cs, m);
-	fclose(m);
-	if (rc != 0) {
-		/* check_elf's line: "enormoustext check: PATH: why" */
-		const char *why = msg ? strstr(msg, ": ") : NULL;
-		why = why ? strstr(why + 2, ": ") : NULL;
-		if (msg)
-			et_tool_trim(msg);
-		et_tool_err("--explain %s: %s (PROGRAM is an ELF program or library)", program,
-		            why ? why + 2 : "cannot be read");
-	}
-	free(msg);
-	return rc != 0;
+	struct et_check_failure f;
+	if (et_check_summary(program, &co, &cs, &f) == 0)
+		return false;
+	et_tool_err("--explain %s: %s (PROGRAM is an ELF program or library)", program,
+	            f.words[0] ? f.words : et_check_reason(f.why)->sentence);
+	return true;
 }
 
 int et_cmd_status(int argc, char **argv)
