@@ -15,15 +15,20 @@
  * memory (JIT code, text moved by the library as copies) belong to no file
  * and are counted as such.
  *
- * Owns: `record`: sampling COMMAND with perf events (or, where they are
- * refused, running it with the library's own recorder, ENORMOUSTEXT_RECORD,
- * and merging its processes' profiles), `--from-perf-script`'s options
- * (the attribution of samples to (build-id, granule) is attrib.c's), and
+ * The command as parse -> act -> print: parse, then one of three routes
+ * (COMMAND under perf events, --pid, --from-perf-script; where perf events
+ * are refused, COMMAND under the library's own recorder: record_library.c),
+ * then --json's report.
+ *
+ * Owns: `record`: its options, sampling COMMAND or a running process with
+ * perf events, the choice of the library's recorder where they are refused
+ * (record_library.c runs it), `--from-perf-script`'s options (the
+ * attribution of samples to (build-id, granule) is attrib.c's), and
  * --json's report of what was recorded (never with the profile on stdout).
  * May call: core (profile: its writer, the recording's granule and rate;
  * util), os/perf_attr.h (the cpu-clock event the library uses too),
  * attrib.c (samples to objects), import.c (`perf script` text),
- * profiles.c (the merge), preload.c (the library to preload), output.c,
+ * record_library.c, profiles.c, output.c,
  * progress.c (with --pid, the line on a terminal: time, samples, threads;
  * not while COMMAND runs, whose own output shares the terminal), msg.c,
  * common.c.
@@ -31,9 +36,9 @@
  * runs another process to merge.
  */
 #include "attrib.h"
+#include "record.h"
 #include "opts.h"
 #include "import.h"
-#include "preload.h"
 #include "profiles.h"
 #include "progress.h"
 
@@ -308,188 +313,6 @@ static int perf_refused(void)
 	return e == EACCES || e == EPERM || e == ENOSYS || e == EOPNOTSUPP ? e : 0;
 }
 
-/* The output opened before COMMAND ran, dropped: what is at its path stays
- * as it was (t may be NULL, or not open: a FIFO that had no reader). */
-static void out_drop(struct et_tool_out *t)
-{
-	if (t && t->f)
-		et_tool_out_abort(t);
-	free(t);
-}
-
-/* In the child, after execvp failed: say why, tell the parent (through the
- * close-on-exec pipe fd: nothing is written there), exit 127 or 126 as a
- * shell does. */
-static void exec_failed(const char *cmd, int fd) __attribute__((noreturn));
-static void exec_failed(const char *cmd, int fd)
-{
-	int e = errno;
-	fprintf(stderr, "enormoustext record: %s: %s\n", cmd, strerror(e));
-	ssize_t w = write(fd, &e, sizeof e);
-	(void)w;                /* the exit status says it too */
-	_exit(e == ENOENT ? 127 : 126);
-}
-
-/* A profile a process wrote (not one it was still writing: NAME.tmp). */
-static bool is_profile(const char *path)
-{
-	size_t l = strlen(path);
-	return l > 5 && !strcmp(path + l - 5, ".prof");
-}
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Run COMMAND with the library preloaded, recording itself
- * (ENORMOUSTEXT_RECORD: a CPU-time timer and SIGPROF where perf_event_open
- * is refused) and moving nothing (ENORMOUSTEXT=0, unless set); each process
- * that runs the library writes its own profile into a private directory,
- * and the profiles are merged into out. */
-static int record_with_library(char **cmd, const char *out, int why, struct et_tool_out *t)
-{
-	char *preload = et_tool_preload(NULL);
-	if (!preload) {
-		et_tool_err("perf_event_open: %s, and the library's own sampling needs the library: "
-		            "nothing recorded", strerror(why));
-		out_drop(t);
-		return ET_EXIT_BAD;
-	}
-	/* (a % in the directory would be the library's to expand) */
-	const char *tmp = getenv("TMPDIR");
-	if (!tmp || !*tmp || strchr(tmp, '%') || strlen(tmp) > 900)
-		tmp = "/tmp";
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/enormoustext-record.XXXXXX", tmp);
-	if (!mkdtemp(dir)) {
-		et_tool_err("%s: %s", dir, strerror(errno));
-		free(preload);
-		out_drop(t);
-		return ET_EXIT_BAD;
-	}
-	char rec[PATH_MAX + 16];
-	snprintf(rec, sizeof rec, "%s/%%p.prof", dir);
-	fprintf(stderr, "enormoustext record: perf_event_open: %s: sampling with the library's "
-	        "CPU-time timers (ENORMOUSTEXT_RECORD) instead, up to %d Hz a thread\n", strerror(why),
-	        ET_PROFILE_RECORD_HZ);
-	fflush(stderr);
-	/* our own signals go to the command; its status is ours */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	int ex[2] = { -1, -1 };
-	pid_t child = pipe2(ex, O_CLOEXEC) == 0 ? fork() : -1;
-	if (child < 0) {
-		et_tool_err("%s: %s", ex[0] < 0 ? "pipe" : "fork", strerror(errno));
-		if (ex[0] >= 0) {
-			close(ex[0]);
-			close(ex[1]);
-		}
-		free(preload);
-		rmdir(dir);
-		out_drop(t);
-		return ET_EXIT_BAD;
-	}
-	if (child == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		close(ex[0]);
-		if (setenv("LD_PRELOAD", preload, 1) != 0 || setenv("ENORMOUSTEXT_RECORD", rec, 1) != 0 ||
-		    setenv("ENORMOUSTEXT", "0", 0) != 0)
-			_exit(126);
-		execvp(cmd[0], cmd);
-		exec_failed(cmd[0], ex[1]);
-	}
-	close(ex[1]);
-	free(preload);
-	int st = 0;
-	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
-		;
-	int exec_err = 0;
-	if (read(ex[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err)
-		exec_err = 0;
-	close(ex[0]);
-	/* the profiles the processes wrote */
-	char **profs = NULL;
-	size_t nf = 0;
-	DIR *d = opendir(dir);
-	for (struct dirent *e; d && (e = readdir(d));) {
-		size_t l = strlen(e->d_name);
-		if (e->d_name[0] == '.')
-			continue;
-		char *path = malloc(strlen(dir) + l + 2);
-		char **more = realloc(profs, (nf + 1) * sizeof *profs);
-		if (!path || !more) {
-			et_tool_err("out of memory");
-			exit(ET_EXIT_BAD);
-		}
-		profs = more;
-		sprintf(path, "%s/%s", dir, e->d_name);
-		profs[nf++] = path;
-	}
-	if (d)
-		closedir(d);
-	int rc = 0;
-	size_t ok = 0;
-	for (size_t i = 0; i < nf; i++)
-		ok += is_profile(profs[i]);
-	int cmd_rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	bool keep = false;             /* the processes' profiles, when the merge fails */
-	if (ok == 0) {
-		/* the library writes at exit(): a process killed by a signal, or one
-		 * that leaves through _exit, writes nothing */
-		if (WIFSIGNALED(st))
-			et_tool_err("%s was killed by signal %d before it could write its profile "
-			            "(the library writes at exit): nothing recorded", cmd[0], WTERMSIG(st));
-		else if (exec_err)
-			;              /* it said why: nothing to add */
-		else
-			et_tool_err("no process of %s wrote a profile (a static program cannot load the "
-			            "library; one that leaves through _exit writes nothing): nothing recorded",
-			            cmd[0]);
-		rc = cmd_rc ? cmd_rc : ET_EXIT_BAD;
-		out_drop(t);
-		t = NULL;
-	} else {
-		/* `enormoustext profile merge -o OUT FILES...`'s work */
-		qsort(profs, nf, sizeof *profs, by_name);
-		char **list = calloc(nf ? nf : 1, sizeof *list);
-		if (!list) {
-			et_tool_err("out of memory");
-			exit(ET_EXIT_BAD);
-		}
-		size_t k = 0;
-		for (size_t i = 0; i < nf; i++)
-			if (is_profile(profs[i]))
-				list[k++] = profs[i];
-		int m = et_tool_profile_merge_stats(t && t->f ? t : NULL, out, list, k, &R.merged);
-		R.have_merged = m == ET_EXIT_OK;
-		R.processes = ok;
-		R.source = "library timers";
-		free(t);
-		t = NULL;
-		if (m != ET_EXIT_OK) {
-			rc = ET_EXIT_BAD;   /* the merge said why */
-			keep = true;
-			et_tool_err("the profiles of %s's processes are left in %s", cmd[0], dir);
-		}
-		free(list);
-		if (!rc)
-			fprintf(stderr, "enormoustext record: %zu process profile%s merged into %s\n", ok,
-			        et_tool_s(ok), out);
-	}
-	for (size_t i = 0; i < nf; i++) {
-		if (!keep)
-			unlink(profs[i]);
-		free(profs[i]);
-	}
-	free(profs);
-	if (!keep)
-		rmdir(dir);
-	if (rc)
-		return rc;
-	return cmd_rc;
-}
 
 /* ---- --pid: a process that runs already ---------------------------------- */
 
@@ -643,7 +466,7 @@ static int record_pid(pid_t pid, const char *out, uint64_t hz, double duration)
 	free(rings);
 	free(tids);
 	if (rc) {
-		out_drop(t);
+		et_record_out_drop(t);
 		return rc;
 	}
 	char sum[160], comment[220];
@@ -656,124 +479,102 @@ static int record_pid(pid_t pid, const char *out, uint64_t hz, double duration)
 	return ET_EXIT_OK;
 }
 
-int et_cmd_record(int argc, char **argv)
+/* What the command line asks. */
+struct rargs {
+	const char *out, *from;
+	uint64_t hz;
+	long pid;
+	double duration;
+};
+
+/* The command line into ra and its COMMAND into *args.  false: stop with
+ * *rc. */
+static bool parse(int argc, char **argv, struct et_args *args, struct rargs *ra, int *rc)
 {
-	const char *out = NULL, *from = NULL;
-	uint64_t hz = ET_PROFILE_RECORD_HZ;
-	long pid = 0;
-	double duration = 0;
-	struct et_args args;
-	et_args_init(&args, &spec, argc, argv);
+	et_args_init(args, &spec, argc, argv);
 	int c;
-	while ((c = et_args_next(&args)) > 0) {
+	*rc = ET_EXIT_OK;
+	while (!*rc && (c = et_args_next(args)) > 0) {
 		switch (c) {
-		case O_OUTPUT: out = args.val; break;
+		case O_OUTPUT: ra->out = args->val; break;
 		case O_FREQUENCY:
-			if (et_tool_parse_u64(args.val, &hz) != 0 || hz < 1 || hz > 100000)
-				return et_tool_usage("--frequency takes 1 to 100000, not '%s'", args.val);
+			if (et_tool_parse_u64(args->val, &ra->hz) != 0 || ra->hz < 1 || ra->hz > 100000)
+				*rc = et_tool_usage("--frequency takes 1 to 100000, not '%s'", args->val);
 			break;
 		case O_PID:
-			if (et_tool_parse_pid(args.val, &pid) != 0)
-				return et_tool_usage("--pid takes a process id, not '%s'", args.val);
+			if (et_tool_parse_pid(args->val, &ra->pid) != 0)
+				*rc = et_tool_usage("--pid takes a process id, not '%s'", args->val);
 			break;
 		case O_DURATION: {
 			char *end;
-			duration = strtod(args.val, &end);
-			if (end == args.val || *end || !(duration > 0) || !(duration <= 86400))
-				return et_tool_usage("--duration takes a number of seconds above 0 (at most 86400), "
-				                     "not '%s'", args.val);
+			ra->duration = strtod(args->val, &end);
+			if (end == args->val || *end || !(ra->duration > 0) || !(ra->duration <= 86400))
+				*rc = et_tool_usage("--duration takes a number of seconds above 0 (at most 86400), "
+				                    "not '%s'", args->val);
 			break;
 		}
-		case O_FROM_PERF_SCRIPT: from = args.val; break;
+		case O_FROM_PERF_SCRIPT: ra->from = args->val; break;
 		case O_JSON: R.json = true; break;
 		}
 	}
+	if (*rc)
+		return false;
 	if (c < 0)
-		return et_args_exit(c);
-	if (!out)
-		return et_tool_usage("give the profile to write: -o FILE");
-	if (duration > 0 && !pid)
-		return et_tool_usage("--duration goes with --pid");
-	if (pid && et_tool_refuse_kthread("/proc", pid))
-		return ET_EXIT_BAD;
+		*rc = et_args_exit(c);
+	else if (!ra->out)
+		*rc = et_tool_usage("give the profile to write: -o FILE");
+	else if (ra->duration > 0 && !ra->pid)
+		*rc = et_tool_usage("--duration goes with --pid");
+	else if (ra->pid && et_tool_refuse_kthread("/proc", ra->pid))
+		*rc = ET_EXIT_BAD;
 	/* the JSON goes to stdout: the profile must not */
-	if (R.json && et_tool_out_is_stdout(out))
-		return et_tool_usage("--json: -o %s is standard output, where the JSON goes: give another FILE", out);
-	R.source = "perf events";
-	clock_gettime(CLOCK_MONOTONIC, &R.t0);
-	if (from) {
-		if (args.nops)
-			return et_tool_usage("--from-perf-script takes no COMMAND");
-		et_attr_init(false);
-		int rc = et_tool_import_perf_script(from, out);
-		if (rc == ET_EXIT_OK && R.json) {
-			R.source = "perf script";
-			report_json(out, NULL, 0, hz, 0);
-		}
-		return rc;
-	}
-	if (pid) {
-		if (args.nops)
-			return et_tool_usage("--pid takes no COMMAND ('%s')", args.ops[0]);
-		et_attr_init(true);
-		int rc = record_pid((pid_t)pid, out, hz, duration);
-		if (rc == ET_EXIT_OK && R.json)
-			report_json(out, NULL, pid, hz, 0);
-		return rc;
-	}
-	if (!args.nops)
-		return et_tool_usage("give the COMMAND to run");
-	char **cmd = args.ops;
-	et_attr_init(true);
-	/* FILE is opened before COMMAND runs: one that cannot be written is
-	 * refused without running it (a FIFO with no reader yet: at the end) */
-	struct et_tool_out *t = malloc(sizeof *t);
-	if (!t) {
-		et_tool_err("out of memory");
-		return ET_EXIT_BAD;
-	}
-	if (!et_tool_out_try(t, out) && !t->o.skipped) {
-		free(t);
-		return ET_EXIT_BAD;
-	}
-	int why = perf_refused();
-	if (why) {
-		int rc = record_with_library(cmd, out, why, t);
-		if (R.json && R.have_merged)
-			report_json(out, cmd, 0, hz, rc);
-		return rc;
-	}
-	/* the child waits for the events before it execs; if exec fails, it
-	 * says so through ex (close-on-exec: nothing comes when it ran) */
-	int go[2], ex[2];
+	else if (R.json && et_tool_out_is_stdout(ra->out))
+		*rc = et_tool_usage("--json: -o %s is standard output, where the JSON goes: give another FILE",
+		                    ra->out);
+	else
+		return true;
+	return false;
+}
+
+/* COMMAND forked, waiting for a byte on go[0] before it execs; if exec
+ * fails, it says so through ex (close-on-exec: nothing comes when it ran).
+ * 0, or -1 after one line. */
+static int spawn_waiting(char **cmd, int go[2], int ex[2], pid_t *child)
+{
 	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(ex, O_CLOEXEC) != 0) {
 		et_tool_err("pipe: %s", strerror(errno));
-		out_drop(t);
-		return ET_EXIT_BAD;
+		return -1;
 	}
-	pid_t child = fork();
-	if (child < 0) {
+	*child = fork();
+	if (*child < 0) {
 		et_tool_err("fork: %s", strerror(errno));
-		out_drop(t);
-		return ET_EXIT_BAD;
+		return -1;
 	}
-	if (child == 0) {
+	if (*child == 0) {
 		char x;
 		close(go[1]);
 		close(ex[0]);
 		if (read(go[0], &x, 1) != 1)
 			_exit(127);
 		execvp(cmd[0], cmd);
-		exec_failed(cmd[0], ex[1]);
+		et_record_exec_failed(cmd[0], ex[1]);
 	}
 	close(go[0]);
 	close(ex[1]);
+	return 0;
+}
+
+/* One inherited cpu-clock event per CPU on child, enabled at its exec,
+ * each with its ring buffer mapped: *rp (NULL when out of memory), *nr of
+ * them.  0, or -1 after one line, the child killed and the rings freed. */
+static int open_rings(pid_t child, uint64_t hz, long pg, struct ring **rp, int *nr)
+{
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	if (ncpu < 1)
 		ncpu = 1;
 	struct ring *rings = calloc((size_t)ncpu, sizeof *rings);
-	long pg = sysconf(_SC_PAGESIZE);
-	int nr = 0;
+	*rp = rings;
+	*nr = 0;
 	for (long cpu = 0; cpu < ncpu && rings; cpu++) {
 		struct perf_event_attr a;
 		et_cpu_clock_attr(&a, hz);
@@ -793,31 +594,29 @@ int et_cmd_record(int argc, char **argv)
 			et_tool_err("perf_event_open (cpu-clock, cpu %ld): %s%s", cpu, strerror(errno),
 			            errno == EACCES || errno == EPERM ?
 			            " (kernel.perf_event_paranoid too high for this user?)" : "");
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-			free(rings);
-			out_drop(t);
-			return ET_EXIT_BAD;
+			goto fail;
 		}
 		size_t len = (size_t)(RING_PAGES + 1) * (size_t)pg;
 		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 		if (m == MAP_FAILED) {
 			et_tool_err("mmap of the sample buffer: %s", strerror(errno));
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-			free(rings);
-			out_drop(t);
-			return ET_EXIT_BAD;
+			goto fail;
 		}
-		rings[nr++] = (struct ring){ (int)fd, m, (char *)m + pg, (uint64_t)RING_PAGES * (uint64_t)pg };
+		rings[(*nr)++] = (struct ring){ (int)fd, m, (char *)m + pg, (uint64_t)RING_PAGES * (uint64_t)pg };
 	}
-	if (!rings || write(go[1], "g", 1) != 1) {
-		et_tool_err("cannot start %s", cmd[0]);
-		free(rings);
-		out_drop(t);
-		return ET_EXIT_BAD;
-	}
-	close(go[1]);
+	return 0;
+fail:
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	free(rings);
+	*rp = NULL;
+	return -1;
+}
+
+/* Drain the rings until child exits; its wait status.  The rings are
+ * unmapped, closed and freed. */
+static int sample_until_exit(struct ring *rings, int nr, pid_t child, long pg)
+{
 	/* our own signals go to the child; its status is ours */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
@@ -840,6 +639,62 @@ int et_cmd_record(int argc, char **argv)
 		close(rings[i].fd);
 	}
 	free(rings);
+	return st;
+}
+
+/* Run COMMAND under perf events (or, where they are refused, under the
+ * library's recorder), write the profile to out, say what was recorded:
+ * COMMAND's exit status, or ET_EXIT_BAD. */
+static int record_command(char **cmd, const char *out, uint64_t hz)
+{
+	et_attr_init(true);
+	/* FILE is opened before COMMAND runs: one that cannot be written is
+	 * refused without running it (a FIFO with no reader yet: at the end) */
+	struct et_tool_out *t = malloc(sizeof *t);
+	if (!t) {
+		et_tool_err("out of memory");
+		return ET_EXIT_BAD;
+	}
+	if (!et_tool_out_try(t, out) && !t->o.skipped) {
+		free(t);
+		return ET_EXIT_BAD;
+	}
+	int why = perf_refused();
+	if (why) {
+		struct et_record_merged mg;
+		memset(&mg, 0, sizeof mg);
+		int rc = et_record_with_library(cmd, out, why, t, &mg);
+		if (mg.ok) {
+			R.merged = mg.stats;
+			R.have_merged = true;
+			R.processes = mg.processes;
+			R.source = "library timers";
+		}
+		if (R.json && R.have_merged)
+			report_json(out, cmd, 0, hz, rc);
+		return rc;
+	}
+	int go[2], ex[2];
+	pid_t child;
+	if (spawn_waiting(cmd, go, ex, &child) != 0) {
+		et_record_out_drop(t);
+		return ET_EXIT_BAD;
+	}
+	long pg = sysconf(_SC_PAGESIZE);
+	struct ring *rings;
+	int nr;
+	if (open_rings(child, hz, pg, &rings, &nr) != 0) {
+		et_record_out_drop(t);
+		return ET_EXIT_BAD;
+	}
+	if (!rings || write(go[1], "g", 1) != 1) {
+		et_tool_err("cannot start %s", cmd[0]);
+		free(rings);
+		et_record_out_drop(t);
+		return ET_EXIT_BAD;
+	}
+	close(go[1]);
+	int st = sample_until_exit(rings, nr, child, pg);
 	/* COMMAND never ran (exec failed, it said why): nothing to write, what
 	 * is at out stays as it was */
 	int exec_err = 0;
@@ -851,7 +706,7 @@ int et_cmd_record(int argc, char **argv)
 	snprintf(comment, sizeof comment, "recorded by enormoustext record: %s", sum);
 	int rc = exec_err ? 0 : et_attr_write(t, out, comment) == 0 ? 0 : ET_EXIT_BAD;
 	if (exec_err)
-		out_drop(t);
+		et_record_out_drop(t);
 	int cmd_rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (rc == 0 && !exec_err) {
 		et_attr_say_unfound();
@@ -862,4 +717,38 @@ int et_cmd_record(int argc, char **argv)
 	if (rc)
 		return rc;
 	return cmd_rc;
+}
+
+int et_cmd_record(int argc, char **argv)
+{
+	struct rargs ra = { .hz = ET_PROFILE_RECORD_HZ };
+	struct et_args args;
+	int rc;
+	if (!parse(argc, argv, &args, &ra, &rc))
+		return rc;
+	R.source = "perf events";
+	clock_gettime(CLOCK_MONOTONIC, &R.t0);
+	if (ra.from) {
+		if (args.nops)
+			return et_tool_usage("--from-perf-script takes no COMMAND");
+		et_attr_init(false);
+		rc = et_tool_import_perf_script(ra.from, ra.out);
+		if (rc == ET_EXIT_OK && R.json) {
+			R.source = "perf script";
+			report_json(ra.out, NULL, 0, ra.hz, 0);
+		}
+		return rc;
+	}
+	if (ra.pid) {
+		if (args.nops)
+			return et_tool_usage("--pid takes no COMMAND ('%s')", args.ops[0]);
+		et_attr_init(true);
+		rc = record_pid((pid_t)ra.pid, ra.out, ra.hz, ra.duration);
+		if (rc == ET_EXIT_OK && R.json)
+			report_json(ra.out, NULL, ra.pid, ra.hz, 0);
+		return rc;
+	}
+	if (!args.nops)
+		return et_tool_usage("give the COMMAND to run");
+	return record_command(args.ops, ra.out, ra.hz);
 }
