@@ -34,6 +34,12 @@
  *              (which holds the loader's lock), sleep MS milliseconds, then
  *              unshare(CLONE_NEWUSER): a worker whose deadline passed in
  *              the sleep waits for that lock and cannot stand down
+ *   --tasks N  first thing in main, make tasks one at a time, each waited
+ *              for before the next: N forks, N posix_spawns of /bin/true,
+ *              N threads (pthread_create + join), N system("exit 0");
+ *              prints how many of each succeeded and the first error
+ *   --tasks-at MS
+ *              the same during the hold, after MS milliseconds
  *   --dlopen LIB
  *              at the middle of the hold, dlopen LIB (a libbigtext.so copy)
  *              and call and check its functions too
@@ -48,7 +54,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +123,57 @@ static double now(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/* N of each way to make a task, one at a time (see --tasks). */
+static void tasks(int n)
+{
+	extern char **environ;
+	int ok[4] = { 0 }, err[4] = { 0 };
+	for (int i = 0; i < n; i++) {
+		pid_t c = fork();
+		if (c == 0)
+			_exit(0);
+		int st;
+		if (c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			ok[0]++;
+		else if (!err[0])
+			err[0] = c < 0 ? errno : -1;
+	}
+	for (int i = 0; i < n; i++) {
+		char *av[] = { "true", NULL };
+		pid_t c;
+		int e = posix_spawn(&c, "/bin/true", NULL, NULL, av, environ), st;
+		if (!e && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			ok[1]++;
+		else if (!err[1])
+			err[1] = e ? e : -1;
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+		int e = pthread_create(&t, NULL, nothing, NULL);
+		if (!e && pthread_join(t, NULL) == 0)
+			ok[2]++;
+		else if (!err[2])
+			err[2] = e ? e : -1;
+	}
+	for (int i = 0; i < n; i++) {
+		int r = system("exit 0");
+		if (r == 0)
+			ok[3]++;
+		else if (!err[3])
+			err[3] = r == -1 ? errno : -1;
+	}
+	static const char *const what[] = { "fork", "posix_spawn", "pthread_create", "system" };
+	for (int k = 0; k < 4; k++)
+		printf("%s: %d of %d%s%s\n", what[k], ok[k], n, err[k] ? ", first error " : "",
+		       err[k] > 0 ? strerror(err[k]) : err[k] < 0 ? "the task did not end well" : "");
+	fflush(stdout);
+}
+
 static int g_phdr_ms;
 
 static int unshare_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -142,7 +201,7 @@ int main(int argc, char **argv)
 	bool hot_middle = false;
 	bool do_unshare = false, do_fork = false, do_threads = false, do_vfork = false, do_setns = false;
 	const char *root = NULL;
-	int exit_ms = -1, quick_exit_ms = -1, unshare_ms = -1, thp_off_ms = -1;
+	int exit_ms = -1, quick_exit_ms = -1, unshare_ms = -1, thp_off_ms = -1, ntasks = 0, tasks_ms = -1;
 	const char *pidfile = NULL, *lib = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--unshare"))
@@ -175,6 +234,10 @@ int main(int argc, char **argv)
 			thp_off_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--unshare-at") && i + 1 < argc)
 			unshare_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--tasks") && i + 1 < argc)
+			ntasks = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--tasks-at") && i + 1 < argc)
+			tasks_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
 			pidfile = argv[++i];
 		else {
@@ -191,6 +254,8 @@ int main(int argc, char **argv)
 	}
 	if (do_threads)
 		printf("threads: %d\n", threads());
+	if (ntasks > 0 && tasks_ms < 0)
+		tasks(ntasks);
 	if (thp_off_ms == 0) {
 		thp_off();
 		thp_off_ms = -1;
@@ -261,6 +326,10 @@ int main(int argc, char **argv)
 			printf("unshare(CLONE_NEWUSER) during the hold: %s\n", r == 0 ? "ok" : strerror(errno));
 			printf("threads after it: %d\n", threads());
 			unshare_ms = -1;
+		}
+		if (ntasks > 0 && tasks_ms >= 0 && now() >= start + tasks_ms / 1000.0) {
+			tasks(ntasks);
+			tasks_ms = -1;
 		}
 		if (do_vfork) {
 			execs++;

@@ -2,7 +2,9 @@
  * interpose/signals.c — pthread_create and the ways to set a signal
  * disposition (sigaction, signal, sysv_signal, bsd_signal, sigset), for
  * ENORMOUSTEXT_RECORD's timer (runtime/record.c) and ENORMOUSTEXT_DEFER's
- * count of the program's threads (runtime/defer.c).
+ * count of the program's threads (runtime/defer.c); a pthread_create
+ * refused a task (EAGAIN) while the worker lives is made again once it has
+ * given its task back (as fork: interpose/tasks.c).
  *
  * Owns: those symbols as the program sees them.
  * May call: the next definition of each (libc's), runtime/record.h's and
@@ -55,12 +57,26 @@ ET_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
 		return EAGAIN;
 	bool sampled = et_record_threads_sampled(), counted = et_defer_counts_threads();
 	struct thread_start *w = sampled || counted ? malloc(sizeof *w) : NULL;
-	if (!w)
-		return next(t, attr, fn, arg);
+	if (!w) {
+		int e = next(t, attr, fn, arg);
+		/* at the task limit: the worker's task is the program's
+		 * (interpose/tasks.c) */
+		if (e == EAGAIN && et_defer_give_way("pthread_create found no task free (EAGAIN)"))
+			e = next(t, attr, fn, arg);
+		return e;
+	}
 	*w = (struct thread_start){ fn, arg, sampled, counted };
 	if (counted)
 		et_defer_thread_coming();
 	int r = next(t, attr, thread_start, w);
+	if (r == EAGAIN && et_defer_give_way("pthread_create found no task free (EAGAIN)")) {
+		/* the worker is gone: no thread of the program's is counted now */
+		if (counted)
+			et_defer_thread_not_coming();
+		counted = false;
+		w->counted = false;
+		r = next(t, attr, thread_start, w);
+	}
 	if (r != 0) {
 		if (counted)
 			et_defer_thread_not_coming();

@@ -8,7 +8,13 @@
  * constructor: a server waiting for its first connection counts as alive),
  * then runs the pass the constructor would have run (the same pass, the
  * same lock: runtime/pass.c), then stays to run the passes that dlopen and
- * dlclose ask for, so that those return without doing the work.  A process
+ * dlclose ask for, so that those return without doing the work, and the
+ * priming tries that are due; with nothing of either for 10 s
+ * (ET_DEFER_IDLE_NS) it leaves, and the process has its task back.  A
+ * program at its task limit (pids.max, RLIMIT_NPROC) whose fork,
+ * posix_spawn, pthread_create, system or popen fails with EAGAIN meanwhile
+ * makes it leave at once and gets the task (et_defer_give_way,
+ * interpose/tasks.c).  A process
  * that exits first pays for one thread and nothing else.  Swapping a window
  * while other threads execute it is what the swap is made for
  * (runtime/remap.c, step 5).
@@ -98,6 +104,12 @@ static uint64_t g_started_ns, g_delay_ns;   /* et_defer_start's time (CLOCK_MONO
  * of its stack mapping).  128 KiB: five times that, and half the address
  * space it took before (a program that lowers RLIMIT_AS counts it). */
 #define ET_DEFER_STACK (128u << 10)
+
+/* How long the worker, its work done, waits for a dlopen to serve or a
+ * priming try to make before it leaves (its task back to the process):
+ * long enough for the libraries a program loads while it starts (a JVM's,
+ * a server's modules), short against a run that lasts. */
+#define ET_DEFER_IDLE_NS (10ull * 1000000000ull)
 
 static pthread_t g_self;        /* the worker, as it sees itself */
 static long g_tid;              /* its kernel id */
@@ -235,15 +247,40 @@ static void *worker(void *arg)
 	g_state = D_SERVING;
 	pthread_cond_broadcast(&g_c);   /* et_defer_hurry waits for this */
 	for (;;) {
-		bool due = false;
-		while (!g_stop && !g_poked && !due) {
+		bool due = false, idle = false;
+		uint64_t idle_at = et_now_ns() + ET_DEFER_IDLE_NS;
+		while (!g_stop && !g_poked && !due && !idle) {
 			uint64_t at = g_due ? g_due() : 0;
-			if (!at) {
-				pthread_cond_wait(&g_c, &g_m);
-				continue;
+			/* nothing asked for and nothing due for ET_DEFER_IDLE_NS:
+			 * it leaves, and gives the process its task back (a
+			 * thread of its own for the rest of the run counts
+			 * against pids.max and RLIMIT_NPROC, also for the
+			 * vfork and clone that interpose/tasks.c cannot see);
+			 * a later dlopen's pass runs in its caller, as with no
+			 * worker */
+			bool wake_for_due = at && at < idle_at;
+			uint64_t t = wake_for_due ? at : idle_at;
+			struct timespec until = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
+			if (pthread_cond_timedwait(&g_c, &g_m, &until) == ETIMEDOUT) {
+				if (wake_for_due)
+					due = true;
+				else if (!(g_due && g_due()))
+					idle = true;
+				else
+					idle_at = et_now_ns() + ET_DEFER_IDLE_NS;
 			}
-			struct timespec until = { (time_t)(at / 1000000000ull), (long)(at % 1000000000ull) };
-			due = pthread_cond_timedwait(&g_c, &g_m, &until) == ETIMEDOUT;
+		}
+		if (idle) {
+			/* nobody joins it: it detaches itself (under g_m, so
+			 * that et_defer_stand_down either joined it first or
+			 * finds nothing to join) */
+			g_stop = true;
+			__atomic_store_n(&g_counting, false, __ATOMIC_RELEASE);
+			if (g_joinable) {
+				g_joinable = false;
+				pthread_detach(pthread_self());
+			}
+			break;
 		}
 		if (g_stop)
 			break;
@@ -454,6 +491,29 @@ void et_defer_stand_down(const char *what)
 	wait_gone(__atomic_load_n(&g_tid, __ATOMIC_ACQUIRE));
 	if (was_waiting)
 		et_log(1, "ENORMOUSTEXT_DEFER: %s before the deferral ended: nothing moved", what);
+}
+
+bool et_defer_give_way(const char *what)
+{
+	if (et_defer_is_worker())
+		return false;
+	if (!__atomic_load_n(&g_joinable, __ATOMIC_ACQUIRE)) {
+		/* none, or one that left on its own (idle) and may not be
+		 * gone yet: its task is free once it is */
+		long tid = __atomic_load_n(&g_self_set, __ATOMIC_ACQUIRE) ? __atomic_load_n(&g_tid, __ATOMIC_ACQUIRE) : 0;
+		if (tid <= 0 || !et_os_thread_present(tid))
+			return false;
+		wait_gone(tid);
+		return true;
+	}
+	int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	bool busy = st == D_WORKING || st == D_SERVING;
+	/* a worker that already left is joined here too: its task is free
+	 * once it is gone (wait_gone), not when it said so */
+	et_defer_stand_down(what);
+	if (busy)
+		et_log(1, "ENORMOUSTEXT_DEFER: %s: the worker ended to give the program its task", what);
+	return true;
 }
 
 bool et_defer_end_if_waiting(uint64_t *lived_ns, uint64_t *delay_ns)

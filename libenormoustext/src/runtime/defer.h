@@ -25,6 +25,13 @@ ET_HIDDEN bool et_defer_poke(void);
  * 1 names `what`), one that is working is waited for; either way the
  * thread has ended when this returns.  Cheap when there is no worker. */
 ET_HIDDEN void et_defer_stand_down(const char *what);
+/* A task could not be made for the program (fork, posix_spawn,
+ * pthread_create, system, popen failed with EAGAIN: pids.max or
+ * RLIMIT_NPROC reached): the worker, if one lives, ends now so that its
+ * task is the program's (a worker still waiting: its work is not done,
+ * one line at verbosity 1 names `what`).  True when the caller should try
+ * once more: the worker was there and is gone. */
+ET_HIDDEN bool et_defer_give_way(const char *what);
 /* Before something that ends what the work can do (prctl
  * PR_SET_THP_DISABLE: interpose/ns.c): a worker still waiting or working
  * does all its work now, unpaced, and the caller waits for it (at most
