@@ -60,19 +60,15 @@ static struct count *counts;
 static size_t ncounts, capcounts;
 static struct et_attr_totals tot;
 
+/* The counts' arrays grown (et_tool_grow); out of memory ends the command:
+ * a profile with counts missing would be a wrong one. */
 static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 {
-	if (need <= *cap)
-		return p;
-	size_t n = *cap ? *cap * 2 : 64;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(p, n * elem);
+	void *q = et_tool_grow(p, cap, need, elem);
 	if (!q) {
 		et_tool_err("out of memory");
 		exit(ET_EXIT_BAD);
 	}
-	*cap = n;
 	return q;
 }
 

@@ -5,7 +5,8 @@
  * writer and the profile writer onto a FILE), size formatting, trimming,
  * the read of a small file as the command wants it (et_read_file, trimmed),
  * a sysfs choice ("always [madvise] never") and the "hugepages-<N>kB"
- * entries of a sysfs directory, the parse of a decimal argument; why
+ * entries of a sysfs directory, the parse of a decimal argument, the
+ * array that grows by realloc (et_tool_grow); why
  * another process cannot be read (et_tool_denied_why), whether a process
  * is a kernel thread.
  * May call: core (json, util).
@@ -140,6 +141,25 @@ int et_tool_parse_pid(const char *s, long *out)
 		return -1;
 	*out = (long)v;
 	return 0;
+}
+
+void *et_tool_grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap : 32;   /* doubled at least once: 64 first */
+	do {
+		if (n > SIZE_MAX / 2)
+			return NULL;
+		n *= 2;
+	} while (n < need);
+	if (elem && n > SIZE_MAX / elem)
+		return NULL;
+	void *q = realloc(p, n * elem);
+	if (!q)
+		return NULL;
+	*cap = n;
+	return q;
 }
 
 int et_tool_parse_u64(const char *s, uint64_t *out)

@@ -26,6 +26,7 @@
 #include "attrib.h"
 #include "import.h"
 #include "perfdata.h"
+#include "pprof.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -274,19 +275,15 @@ struct pd_ctx {
 	bool failed;
 };
 
+/* An array of c grown (et_tool_grow); out of memory marks c failed (the
+ * read then ends with one line) and leaves the array as it was. */
 static void *pd_grow(struct pd_ctx *c, void *p, size_t *cap, size_t need, size_t elem)
 {
-	if (need <= *cap)
-		return p;
-	size_t n = *cap ? *cap * 2 : 64;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(p, n * elem);
+	void *q = et_tool_grow(p, cap, need, elem);
 	if (!q) {
 		c->failed = true;
 		return p;
 	}
-	*cap = n;
 	return q;
 }
 

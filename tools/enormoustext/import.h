@@ -2,7 +2,7 @@
  * import.h — what other tools recorded, read into a profile's counts
  * (import.c), for `profile import` and `record --from-perf-script`:
  * perf.data (perfdata.c), pprof profile.proto (pprof.c, built with
- * protobuf-c and zlib), `perf script` text.
+ * protobuf-c and zlib: pprof.h), `perf script` text.
  */
 #ifndef ET_TOOL_IMPORT_H
 #define ET_TOOL_IMPORT_H
@@ -29,11 +29,5 @@ int et_tool_import_file(const char *name, struct et_import_filter *f, uint64_t *
  * profile written to out, one line saying how many samples.  ET_EXIT_OK,
  * or ET_EXIT_BAD after one line saying why. */
 int et_tool_import_perf_script(const char *in, const char *out);
-
-#ifdef ET_TOOL_PPROF
-/* A pprof profile (decompressed) into the counts (attrib.h): 0, or -1
- * after one line naming name and what is wrong. */
-int et_pprof_import(const char *name, const uint8_t *buf, size_t len, struct et_import_filter *f);
-#endif
 
 #endif

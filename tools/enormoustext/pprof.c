@@ -18,7 +18,7 @@
  * one is an error naming the file).
  */
 #include "attrib.h"
-#include "import.h"
+#include "pprof.h"
 
 #include "profile.pb-c.h"
 

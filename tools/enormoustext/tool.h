@@ -17,6 +17,7 @@
  *   check_elf.c  `check`'s analysis of a file (also `status --explain`'s)
  *   loader.c     which libraries a program loads (its own loader asked)
  *   preload.c    which libenormoustext, LD_PRELOAD, its variables checked
+ *   sofile.c     a shared object checked whole (enable, status)
  *   host.c       the host's settings and probes, the order of `auto`
  *   explain.c    the sentences of `status --explain`
  *   pagecache.c  a file's text windows in the page cache, priming them
@@ -138,6 +139,11 @@ long et_tool_read_choice(const char *path, char *out, size_t cap);
 /* The sizes N*1024 of the entries "hugepages-<N>kB" of dir (the hugetlb
  * pools, the mTHP sizes), ascending; how many (0 when dir cannot be read). */
 size_t et_tool_size_dirs(const char *dir, uint64_t *sizes, size_t cap);
+/* An array that grows by realloc: p (with *cap elements of elem bytes)
+ * made to hold need, its capacity doubled from 64; the array (moved or
+ * not), or NULL when out of memory (or the size overflows), p then kept
+ * as it was and still the caller's. */
+void *et_tool_grow(void *p, size_t *cap, size_t need, size_t elem);
 /* Parse a non-negative decimal integer that fills the whole string. */
 int et_tool_parse_u64(const char *s, uint64_t *out);
 /* A process id: decimal digits only, 1..4194304 (PID_MAX_LIMIT); 0 or -1. */
