@@ -33,7 +33,8 @@
  * what was done to it, gathered as it is done, and the warnings).
  * May call: core (options, outfile, hostwide names), preload.c (the
  * library, the options' check), loader.c (a program's libraries),
- * elffile.c (a file's type, architecture, interpreter), spawn.c
+ * elffile.c (a file's type, architecture, interpreter), sofile.c (the
+ * library checked whole before anything names it), spawn.c
  * (systemctl, the trial run), output.c, msg.c, common.c.
  * Never: writes a file it did not write (no MARKER), or the loader's list
  * without first running a program with the library loaded through the
@@ -44,6 +45,7 @@
 #include "loader.h"
 #include "opts.h"
 #include "preload.h"
+#include "sofile.h"
 
 #include "core/hostconf.h"
 #include "core/hostwide.h"
@@ -350,21 +352,14 @@ static int host_elf(struct elf_facts *f)
 	return elf_read("/proc/self/exe", f, &why);
 }
 
-/* The library: a shared object of this host's architecture. */
+/* The library: a whole shared object of this host's architecture
+ * (sofile.c: a file cut short, named in /etc/ld.so.preload, would kill
+ * every program at start), checked before anything names it. */
 static int check_lib_elf(const char *lib)
 {
-	struct elf_facts f, h;
-	const char *why;
-	if (elf_read(lib, &f, &why) != 0) {
-		et_tool_err("library %s: %s", lib, why);
-		return ET_EXIT_BAD;
-	}
-	if (f.type != ET_DYN) {
-		et_tool_err("library %s: not a shared object", lib);
-		return ET_EXIT_BAD;
-	}
-	if (host_elf(&h) == 0 && (h.machine != f.machine || h.klass != f.klass)) {
-		et_tool_err("library %s: built for another architecture than this system's", lib);
+	char why[256];
+	if (et_tool_so_check(lib, why, sizeof why) != 0) {
+		et_tool_err("library %s: %s: nothing written", lib, why);
 		return ET_EXIT_BAD;
 	}
 	return 0;
@@ -1571,7 +1566,10 @@ static int enable_all(struct ctx *c)
 		free(old);
 		return ET_EXIT_BAD;
 	}
-	if (check_etc_dir(c)) {
+	/* the library checked before the settings are written (enable_entry
+	 * checks it again, after them): a refusal leaves nothing behind */
+	char lib[PATH_MAX + 8];
+	if (check_etc_dir(c) || et_tool_library(c->lib_opt, lib, sizeof lib) || check_lib_elf(lib)) {
 		free(old);
 		return ET_EXIT_BAD;
 	}

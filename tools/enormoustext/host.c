@@ -17,18 +17,21 @@
  * try, in order, and why.
  *
  * And what is on host-wide: the off switch, /etc/ld.so.preload's entry of
- * `enable --binary`, how many programs its list holds.
+ * `enable --binary`, how many programs its list holds, and whether each
+ * library the loader's list names is whole (sofile.c).
  *
  * Owns: the host's facts (et_tool_host_read), the probes, the order of
  * `auto` as text (et_tool_auto_reason, et_tool_auto_chain), the names of
  * file systems and of page sizes.
  * May call: core (sysinfo: the readers and the `auto` order; smaps, memcg,
- * mm_flags), preload.c (ld.so.preload's entry), common.c.
+ * mm_flags), preload.c (ld.so.preload's entry), sofile.c (its libraries
+ * checked whole), common.c.
  * Never: changes a setting; leaves a probe's file or mapping behind;
  * prints (status.c and explain.c do).
  */
 #include "host.h"
 #include "preload.h"
+#include "sofile.h"
 
 #include "core/hostconf.h"
 #include "core/hostwide.h"
@@ -121,6 +124,41 @@ static int khugepaged_running(void)
 	return found;
 }
 
+/* Each library the loader's list buf names, checked whole (sofile.c): a
+ * file cut short there kills every dynamically linked program at start.
+ * The list's words as the loader reads them (blanks and ':' between,
+ * '#' to the end of a line a comment); a word without a '/' (found along
+ * the loader's path) or with a '$' (a token it expands) is not checked.
+ * Under --root, ROOT before each path. */
+static void check_preloaded(struct et_tool_host *s, const char *buf)
+{
+	for (const char *w = buf; *w;) {
+		if (*w == '#') {
+			w += strcspn(w, "\n");
+			continue;
+		}
+		size_t n = strcspn(w, " \t\n:#");
+		if (n && n < PATH_MAX && memchr(w, '/', n) && !memchr(w, '$', n) && s->hw_nlibs < ET_TOOL_HW_LIBS) {
+			char path[PATH_MAX];
+			snprintf(path, sizeof path, "%.*s", (int)n, w);
+			bool seen = false;
+			for (size_t i = 0; i < s->hw_nlibs; i++)
+				seen |= !strcmp(s->hw_libs[i].path, path);
+			if (!seen) {
+				char full[2 * PATH_MAX];
+				snprintf(full, sizeof full, "%s%s", s->real ? "" : s->root, path);
+				snprintf(s->hw_libs[s->hw_nlibs].path, sizeof s->hw_libs[0].path, "%s", path);
+				char *why = s->hw_libs[s->hw_nlibs].problem;
+				why[0] = '\0';
+				if (et_tool_so_check(full, why, sizeof s->hw_libs[0].problem) != 0)
+					s->hw_broken++;
+				s->hw_nlibs++;
+			}
+		}
+		w += n ? n : 1;
+	}
+}
+
 /* ROOT/etc's host-wide state (core/hostwide.h's names). */
 static void read_hostwide(struct et_tool_host *s)
 {
@@ -129,9 +167,12 @@ static void read_hostwide(struct et_tool_host *s)
 	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_OFF);
 	s->hw_off = lstat(p, &st) == 0;
 	s->hw_entry[0] = '\0';
+	s->hw_nlibs = s->hw_broken = 0;
 	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_PRELOAD);
-	if (et_tool_read(p, buf, sizeof buf) > 0)
+	if (et_tool_read(p, buf, sizeof buf) > 0) {
 		(void)et_tool_preload_entry(buf, s->hw_entry, sizeof s->hw_entry);
+		check_preloaded(s, buf);
+	}
 	s->hw_programs = -1;
 	s->hw_all = false;
 	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_ETC);

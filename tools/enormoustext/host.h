@@ -16,6 +16,7 @@
 
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
 #define HUGETLB_DIR "/sys/kernel/mm/hugepages"
+#define ET_TOOL_HW_LIBS 16         /* the libraries of /etc/ld.so.preload checked */
 
 struct probe {
 	int works;             /* -1 not run, 0 no, 1 yes */
@@ -73,6 +74,15 @@ struct et_tool_host {
 	char hw_settings[2048];
 	int hw_conf_bad_line, hw_conf_refused_line;
 	char hw_conf_speaks[PATH_MAX + 256];   /* settings that would make processes speak ("": none) */
+	/* every library /etc/ld.so.preload names by a path (its words with a
+	 * '/' and no '$'; the first ET_TOOL_HW_LIBS), each checked whole by
+	 * sofile.c's et_tool_so_check: its path, and what is wrong ("": it is
+	 * whole); how many are not */
+	struct {
+		char path[PATH_MAX];
+		char problem[256];
+	} hw_libs[ET_TOOL_HW_LIBS];
+	size_t hw_nlibs, hw_broken;
 };
 
 /* The settings of s->root ("/": this system; else a copy of sysfs, and

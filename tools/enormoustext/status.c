@@ -142,6 +142,10 @@ static void print_text(const struct et_tool_host *s)
 	if (s->hw_conf_speaks[0])
 		printf("  %-16s %s: %s (enable --all refuses it; processes say nothing of it unless the "
 		       "settings ask for ENORMOUSTEXT_VERBOSE)\n", "warning", ET_HOSTWIDE_CONF, s->hw_conf_speaks);
+	for (size_t i = 0; i < s->hw_nlibs; i++)
+		printf("  %-16s %s names %s: %s\n", s->hw_libs[i].problem[0] ? "BROKEN" : "library",
+		       ET_HOSTWIDE_PRELOAD, s->hw_libs[i].path,
+		       s->hw_libs[i].problem[0] ? s->hw_libs[i].problem : "a whole shared object");
 	(void)b;
 }
 
@@ -268,6 +272,14 @@ static int print_json(const struct et_tool_host *s, bool explain, const char *pr
 	else
 		et_json_null(&j, "settings_refused_line");
 	et_json_str(&j, "settings_speak", s->hw_conf_speaks[0] ? s->hw_conf_speaks : NULL);
+	et_json_arr(&j, "preload_libraries");
+	for (size_t i = 0; i < s->hw_nlibs; i++) {
+		et_json_obj_flat(&j, NULL);
+		et_json_str(&j, "path", s->hw_libs[i].path);
+		et_json_str(&j, "problem", s->hw_libs[i].problem[0] ? s->hw_libs[i].problem : NULL);
+		et_json_obj_end(&j);
+	}
+	et_json_arr_end(&j);
 	et_json_obj_end(&j);
 	int rc = ET_EXIT_OK;
 	if (explain) {
@@ -342,12 +354,14 @@ static const struct et_cmd_spec spec = {
 	        "maps file-backed text huge (all three probed in this process, in well under\n"
 	        "a second); which backends `auto` would try, in order, and why; and what is\n"
 	        "on host-wide (/etc/ld.so.preload's entry and its programs, the off switch\n"
-	        "/etc/enormoustext/off).\n"
+	        "/etc/enormoustext/off), and whether each library /etc/ld.so.preload names is\n"
+	        "a whole shared object of this host (its headers and segments within the file).\n"
 	        "A PROGRAM goes with --explain.\n",
 	.sections = { { NULL, options } },
 	.tail = "Exit status: 0; 1 PROGRAM cannot be found or read, is not an ELF program\n"
-	        "(nor a script run by one), --root or --probe-dir is not a directory; 2 usage\n"
-	        "error.\n",
+	        "(nor a script run by one), --root or --probe-dir is not a directory, or a\n"
+	        "library /etc/ld.so.preload names is not a whole shared object (missing, cut\n"
+	        "short: one line each, after the report); 2 usage error.\n",
 	.operand = ET_COMP_FILE,
 };
 
@@ -458,6 +472,24 @@ static bool explain_refuses(const char *program)
 	return true;
 }
 
+/* A library /etc/ld.so.preload names that is not whole (host.c, by
+ * sofile.c): one line each, and status 1 after the report. */
+static int preload_broken(const struct et_tool_host *s)
+{
+	for (size_t i = 0; i < s->hw_nlibs; i++)
+		if (s->hw_libs[i].problem[0])
+			et_tool_err("%s names %s: %s (every dynamically linked program loads it: see "
+			            "docs/hosts.md, a broken library file)", ET_HOSTWIDE_PRELOAD, s->hw_libs[i].path,
+			            s->hw_libs[i].problem);
+	return s->hw_broken ? ET_EXIT_BAD : ET_EXIT_OK;
+}
+
+/* The report's own status where it failed, else the libraries'. */
+static int explain_or(int report_rc, int libs_rc)
+{
+	return report_rc ? report_rc : libs_rc;
+}
+
 int et_cmd_status(int argc, char **argv)
 {
 	bool json = false, probe = true, explain = false;
@@ -523,8 +555,9 @@ int et_cmd_status(int argc, char **argv)
 		return ET_EXIT_BAD;
 	}
 	et_tool_host_read(&s, probe, probe_dir, program);
+	int rc = preload_broken(&s);
 	if (json)
-		return print_json(&s, explain, program, script);
+		return explain_or(print_json(&s, explain, program, script), rc);
 	if (script) {
 		/* "S is a script run by P (its line '#!/usr/bin/env p': env finds
 		 * p along PATH), itself a script run by Q: what follows is for Q" */
@@ -537,7 +570,7 @@ int et_cmd_status(int argc, char **argv)
 		       "runs\n\n", script->program);
 	}
 	if (explain)
-		return et_tool_explain(&s, program, NULL);
+		return explain_or(et_tool_explain(&s, program, NULL), rc);
 	print_text(&s);
-	return ET_EXIT_OK;
+	return rc;
 }
