@@ -23,7 +23,7 @@ if command -v perl >/dev/null; then
 	jneed "$OUT.flat" .linker_script | perl -0777 -pe 's/\s+//g' >"$W/printed"
 	perl -0777 -pe 's{/\*.*?\*/}{}gs; s/\s+//g' "$SCRIPT" >"$W/tree"
 	cmp -s "$W/printed" "$W/tree" ||
-		fail "the script check prints (SCRIPT_FMT in tools/enormoustext/check_elf.c) is not linker-scripts/enormous.ld: $(cat "$W/printed") against $(cat "$W/tree")"
+		fail "the script check prints (SCRIPT_FMT in tools/enormoustext/check_report.c) is not linker-scripts/enormous.ld: $(cat "$W/printed") against $(cat "$W/tree")"
 else
 	note "no perl: the printed script was not compared with linker-scripts/enormous.ld"
 fi

@@ -24,18 +24,19 @@
  * possible load address.
  *
  * Owns: the analysis of one ELF file for `check` (et_check_image,
- * et_check_path): its text, windows, padding, layout cost and advice, as
- * text or JSON; its summary for `status --explain` (et_check_summary); and
+ * et_check_path): its text, windows, padding and layout cost (said, with
+ * the advice, by check_report.c); its summary for `status --explain`
+ * (et_check_summary); and
  * the reasons a file cannot be checked, as data (a code and its words, one
  * table: et_check_reason), so that no caller reads meaning out of text.
  * May call: core (plan: the library's own rule for windows; json), libelf
  * (on the image elffile.c opened), elffile.c (the image opened, the
- * build-id), common.c (sizes).
+ * build-id), check_report.c (the report), common.c (sizes).
  * Never: reads past the image it was given; writes more than one line to
  * the error stream for a bad file; depends on output.c or msg.c (the fuzz
  * driver links this file with elffile.c and common.c alone).
  */
-#include "check_elf.h"
+#include "check_info.h"
 #include "elffile.h"
 
 #include <elf.h>
@@ -57,58 +58,6 @@
 #define DF_TEXTREL 0x4
 #endif
 
-struct seg {
-	uint64_t vaddr, off, filesz, memsz, align;
-	uint32_t flags;
-};
-
-struct range {
-	uint64_t min, max;   /* eligible bytes over the possible load addresses */
-};
-
-struct info {
-	const char *name;
-	unsigned cls, machine, type;
-	bool little, pie, dso, textrel, is_musl;
-	char interp[256];
-	char build_id[2 * 64 + 1];
-	uint64_t hot_bytes;
-	bool has_hot;
-	struct seg *loads;
-	size_t nloads;
-	uint64_t max_align;
-	/* analysis */
-	uint64_t text_bytes, file_text_bytes;
-	size_t ntext;
-	size_t ncongruent;
-	struct range glibc, musl;
-	uint64_t aligned_bytes;          /* eligible when loaded H-aligned */
-	uint64_t head_bytes, tail_bytes; /* when loaded H-aligned */
-	uint64_t pad_add_bytes;          /* text a padded tail would add (tails > threshold) */
-	uint64_t pad_cost_bytes;         /* padding memory that costs */
-	uint64_t pad_windows;            /* tails that padding would put in a window of their own */
-	bool pad_runtime;                /* every such tail has room after it (a hole) */
-	bool need_align, need_pad;
-	/* what linker-scripts/enormous.ld costs (see layout_cost()) */
-	const unsigned char *buf;        /* the file */
-	bool padded;                     /* it already has the script's layout */
-	bool other_align;                /* a segment without text is H-aligned too (-z max-page-size) */
-	uint64_t code_bytes;             /* the text without the layout's padding */
-	uint64_t layout_pad_bytes;       /* filler after the code, to the end of its last window */
-	uint64_t layout_file_bytes;      /* file bytes the layout takes: before the text and after it */
-	uint64_t layout_mem_bytes;       /* memory the padding takes when the text is mapped huge */
-};
-
-/* Below this much code (half a huge page), the script's layout is not worth
- * it: the text's base pages are few enough for the second-level TLB (256
- * entries of 4 KiB at 2 MiB; Golden Cove's STLB has 2048, Zen 4's L2 iTLB
- * 512), so there are few misses to save, and a whole page plus some 4 MiB
- * of file are spent on less than half a page of code (bench/layout-cost,
- * bench/results/layout-cost.md). */
-static uint64_t small_text(uint64_t H)
-{
-	return H / 2;
-}
 
 /* -------------------------------------------------------------- errors */
 
@@ -194,7 +143,7 @@ static bool fits(uint64_t off, uint64_t num, uint64_t ent, uint64_t len)
  * program and section header tables lie inside the file, with messages
  * that say what is wrong. */
 static int precheck(const unsigned char *b, size_t len, const char *name, struct sink *err,
-                    struct info *in)
+                    struct check_info *in)
 {
 	if (len == 0)
 		return bad(err, ET_CHECK_EMPTY, name, "empty file, not an ELF file");
@@ -275,7 +224,7 @@ static const char *type_name(unsigned t)
 }
 
 static int read_elf(Elf *e, const unsigned char *b, size_t len, const char *name, struct sink *err,
-                    struct info *in)
+                    struct check_info *in)
 {
 	GElf_Ehdr eh;
 	if (!gelf_getehdr(e, &eh))
@@ -325,7 +274,7 @@ static int read_elf(Elf *e, const unsigned char *b, size_t len, const char *name
 			if (ph.p_memsz > UINT64_MAX - ph.p_vaddr)
 				return bad(err, ET_CHECK_CORRUPT, name, "corrupt: LOAD segment %zu wraps around the address "
 				           "space", i);
-			struct seg *s = &in->loads[in->nloads++];
+			struct check_seg *s = &in->loads[in->nloads++];
 			s->vaddr = ph.p_vaddr;
 			s->off = ph.p_offset;
 			s->filesz = ph.p_filesz;
@@ -394,11 +343,11 @@ static int read_elf(Elf *e, const unsigned char *b, size_t len, const char *name
 /* ---------------------------------------------------------- analysis */
 
 /* Eligible bytes when the object's base is `base` (mod H). */
-static uint64_t eligible_at(const struct info *in, uint64_t base, uint64_t H)
+static uint64_t eligible_at(const struct check_info *in, uint64_t base, uint64_t H)
 {
 	uint64_t total = 0;
 	for (size_t i = 0; i < in->nloads; i++) {
-		const struct seg *s = &in->loads[i];
+		const struct check_seg *s = &in->loads[i];
 		if (!(s->flags & PF_X) || !s->filesz)
 			continue;
 		if (s->vaddr > UINT64_MAX - base - s->filesz)
@@ -410,9 +359,9 @@ static uint64_t eligible_at(const struct info *in, uint64_t base, uint64_t H)
 }
 
 /* Over every base that is a multiple of `step` modulo H. */
-static struct range eligible_range(const struct info *in, uint64_t step, uint64_t H)
+static struct check_range eligible_range(const struct check_info *in, uint64_t step, uint64_t H)
 {
-	struct range r = { UINT64_MAX, 0 };
+	struct check_range r = { UINT64_MAX, 0 };
 	if (step >= H || step == 0)
 		step = H;
 	for (uint64_t b = 0; b < H; b += step) {
@@ -425,10 +374,6 @@ static struct range eligible_range(const struct info *in, uint64_t step, uint64_
 	return r;
 }
 
-static uint64_t round_up(uint64_t x, uint64_t a)
-{
-	return x % a ? x + (a - x % a) : x;
-}
 
 /* Is p[end-64 .. end) periodic with period q (and long enough to tell)? */
 static bool periodic_tail(const unsigned char *p, uint64_t end, unsigned q)
@@ -450,7 +395,7 @@ static bool periodic_tail(const unsigned char *p, uint64_t end, unsigned q)
  * odd bytes at the very end, the longest suffix with a period of 1 to 16
  * bytes; 0 when there is no such run of at least 64 bytes.
  */
-static uint64_t fill_tail(const struct info *in, const struct seg *s)
+static uint64_t fill_tail(const struct check_info *in, const struct check_seg *s)
 {
 	const unsigned char *p = in->buf + s->off;
 	const uint64_t n = s->filesz;
@@ -472,11 +417,11 @@ static uint64_t fill_tail(const struct info *in, const struct seg *s)
 
 /* The file bytes between the end of what comes before the segment in the
  * file (page-rounded, as any layout has it) and the segment's start. */
-static uint64_t gap_before(const struct info *in, const struct seg *s, uint64_t P)
+static uint64_t gap_before(const struct check_info *in, const struct check_seg *s, uint64_t P)
 {
 	uint64_t prev = 0;
 	for (size_t k = 0; k < in->nloads; k++) {
-		const struct seg *t = &in->loads[k];
+		const struct check_seg *t = &in->loads[k];
 		if (t != s && t->filesz && t->off < s->off && t->off + t->filesz > prev)
 			prev = t->off + t->filesz;
 	}
@@ -495,13 +440,13 @@ static uint64_t gap_before(const struct info *in, const struct seg *s, uint64_t 
  * file not so laid out: what the script would add, the text moved to the
  * next H boundary in the file and padded to the next one after it.
  */
-static void layout_cost(struct info *in, const struct et_check_opts *o)
+static void layout_cost(struct check_info *in, const struct et_check_opts *o)
 {
 	const uint64_t H = o->pmd_size, P = o->page_size;
 	size_t nx = 0;
 	bool padded = true;
 	for (size_t i = 0; i < in->nloads; i++) {
-		const struct seg *s = &in->loads[i];
+		const struct check_seg *s = &in->loads[i];
 		if (!(s->flags & PF_X)) {
 			if (s->align >= H)
 				in->other_align = true;
@@ -516,7 +461,7 @@ static void layout_cost(struct info *in, const struct et_check_opts *o)
 	}
 	in->padded = nx && padded;
 	for (size_t i = 0; i < in->nloads; i++) {
-		const struct seg *s = &in->loads[i];
+		const struct check_seg *s = &in->loads[i];
 		if (!(s->flags & PF_X) || !s->filesz)
 			continue;
 		if (in->padded) {
@@ -535,11 +480,11 @@ static void layout_cost(struct info *in, const struct et_check_opts *o)
 	}
 }
 
-static void analyse(struct info *in, const struct et_check_opts *o)
+static void analyse(struct check_info *in, const struct et_check_opts *o)
 {
 	const uint64_t H = o->pmd_size, P = o->page_size;
 	for (size_t i = 0; i < in->nloads; i++) {
-		const struct seg *s = &in->loads[i];
+		const struct check_seg *s = &in->loads[i];
 		if (!(s->flags & PF_X))
 			continue;
 		in->ntext++;
@@ -566,7 +511,7 @@ static void analyse(struct info *in, const struct et_check_opts *o)
 	 * padding a tail would add. */
 	in->pad_runtime = true;
 	for (size_t i = 0; i < in->nloads; i++) {
-		const struct seg *s = &in->loads[i];
+		const struct check_seg *s = &in->loads[i];
 		if (!(s->flags & PF_X) || !s->filesz)
 			continue;
 		uint64_t start = s->vaddr, end = s->vaddr + s->filesz;
@@ -598,7 +543,7 @@ static void analyse(struct info *in, const struct et_check_opts *o)
 				in->pad_windows++;
 				/* Room after the tail up to the window's end? */
 				for (size_t k = 0; k < in->nloads; k++) {
-					const struct seg *t = &in->loads[k];
+					const struct check_seg *t = &in->loads[k];
 					if (k != i && t->memsz && t->vaddr < tail_at + H &&
 					    t->vaddr + t->memsz > end)
 						in->pad_runtime = false;
@@ -611,334 +556,12 @@ static void analyse(struct info *in, const struct et_check_opts *o)
 	layout_cost(in, o);
 }
 
-/* ------------------------------------------------------------ output */
-
-/* Does glibc (and the kernel, for a program) load it at an address that
- * is a multiple of H plus its link-time address? */
-static bool aligned_load(const struct info *in, const struct et_check_opts *o)
-{
-	return in->type == ET_EXEC || in->max_align >= o->pmd_size;
-}
-
-static const char *machine_name(unsigned m, char *buf, size_t cap)
-{
-	switch (m) {
-	case EM_X86_64: return "x86-64";
-	case EM_386: return "i386";
-	case EM_AARCH64: return "aarch64";
-	case EM_ARM: return "arm";
-	case EM_RISCV: return "riscv";
-	case EM_PPC64: return "ppc64";
-	case EM_PPC: return "ppc";
-	case EM_S390: return "s390";
-	case EM_MIPS: return "mips";
-	case 258: return "loongarch";
-	default: snprintf(buf, cap, "machine %u", m); return buf;
-	}
-}
-
-static const char *kind_name(const struct info *in)
-{
-	if (in->type == ET_EXEC)
-		return "executable";
-	return in->pie ? "PIE executable" : "shared library";
-}
-
-static void flags_str(uint32_t f, char out[4])
-{
-	out[0] = f & PF_R ? 'r' : '-';
-	out[1] = f & PF_W ? 'w' : '-';
-	out[2] = f & PF_X ? 'x' : '-';
-	out[3] = '\0';
-}
-
-/* linker-scripts/enormous.ld (its rules, without the comments) in one
- * line, for the huge page size at hand: 0x200000 there. */
-#define SCRIPT_FMT "SECTIONS { .init : ALIGN(0x%llx) { KEEP (*(SORT_NONE(.init))) } " \
-	".enormous.hot : { *(.text.hot .text.hot.*) } } INSERT BEFORE .text; " \
-	"SECTIONS { __libc_freeres_fn : { *(__libc_freeres_fn) } .plt.got : { *(.plt.got) } " \
-	".plt.sec : { *(.plt.sec) } .plt : { *(.plt) *(.iplt) LONG(0) . = ALIGN(0x%llx); } " \
-	". = . + CONSTANT (MAXPAGESIZE); } INSERT AFTER .fini;"
-
-#define ADVICE_LINES 10
-#define ADVICE_LEN 640
-
-/* The advice, as lines; the link flags for GNU ld and lld (the script),
- * the flags for gold and mold (no script) and the script in *flags,
- * *noscript and *script ("" where none). */
-static size_t advise(const struct info *in, const struct et_check_opts *o,
-                     char lines[][ADVICE_LEN], size_t cap, char *flags, size_t fcap,
-                     char *noscript, size_t ncap, char *script, size_t scap)
-{
-	size_t n = 0;
-	const uint64_t H = o->pmd_size, small = small_text(H);
-	char hs[16], sz[16], th[16], fs[16], ms[16], ps[16];
-	et_tool_size(hs, sizeof hs, H);
-	et_tool_size(th, sizeof th, small);
-	et_tool_size(sz, sizeof sz, in->code_bytes);
-	et_tool_size(fs, sizeof fs, in->layout_file_bytes);
-	et_tool_size(ms, sizeof ms, in->layout_mem_bytes);
-	et_tool_size(ps, sizeof ps, in->layout_pad_bytes);
-	flags[0] = noscript[0] = script[0] = '\0';
-#define ADD(...) do { if (n < cap) snprintf(lines[n++], ADVICE_LEN, __VA_ARGS__); } while (0)
-	if (in->textrel)
-		ADD("rebuild without text relocations (compile every object with -fPIC for a library, "
-		    "-fPIE for a program): libenormoustext leaves objects with text relocations alone");
-	if (!in->ntext || !in->file_text_bytes) {
-		ADD("nothing to do: no executable segment");
-		return n;
-	}
-	if (in->padded && in->code_bytes < small) {
-		char seg[16];
-		ADD("not worth it: laid out for %s pages (linked with enormous.ld), %s of code fills a %s "
-		    "executable segment: %s of padding, which takes about %s of the file and, when "
-		    "the text is mapped huge, %s of memory", hs, sz,
-		    et_tool_size(seg, sizeof seg, in->text_bytes), ps, fs, ms);
-		ADD("relink without -Wl,-T,enormous.ld%s: under %s of code (half a %s page) its base "
-		    "pages are few enough for the TLBs and there is little to gain; keep the layout only "
-		    "if this code is hot and its TLB misses are measured", in->other_align ?
-		    " and -z max-page-size" : "", th, hs);
-		return n;
-	}
-	if (in->glibc.min == in->file_text_bytes) {
-		if (!in->textrel)
-			ADD("nothing to do: all of the text is in whole %s windows wherever it is loaded", hs);
-		if (in->padded)
-			ADD("laid out for %s pages (linked with enormous.ld): %s of padding after %s of "
-			    "code, about %s of the file and, mapped huge, %s of memory", hs, ps, sz, fs, ms);
-		if (in->dso && in->musl.min < in->file_text_bytes)
-			ADD("under musl (which ignores p_align for libraries) that holds only where the "
-			    "kernel maps the library %s-aligned", hs);
-		return n;
-	}
-	if (in->code_bytes < small) {
-		ADD("nothing worth doing: %s of text, under %s (half a %s page): -Wl,-T,enormous.ld would "
-		    "add about %s to the file and, when mapped huge, %s of memory (a whole page) for it",
-		    sz, th, hs, fs, ms);
-		ADD("instead: leave it linked as it is (%llu base pages of text are few enough for the "
-		    "TLBs); a whole %s page is worth it only for code that is hot and whose TLB misses "
-		    "are measured", (unsigned long long)(round_up(in->code_bytes, o->page_size) /
-		                                         o->page_size), hs);
-		return n;
-	}
-	if (!in->need_align && !in->pad_add_bytes && in->glibc.min + in->tail_bytes >= in->file_text_bytes) {
-		ADD("nothing worth doing: all of the text but a tail of %s (not more than the pad "
-		    "threshold, %s) is in whole %s windows", et_tool_size(sz, sizeof sz, in->tail_bytes),
-		    et_tool_size(th, sizeof th, o->pad_threshold), hs);
-		return n;
-	}
-	snprintf(flags, fcap, "-Wl,-T,enormous.ld");
-	snprintf(script, scap, SCRIPT_FMT, (unsigned long long)H, (unsigned long long)H);
-	if (in->need_align)
-		snprintf(noscript, ncap, "-Wl,-z,max-page-size=0x%llx -Wl,-z,separate-code",
-		         (unsigned long long)H);
-	ADD("to put all %s of the text on huge pages, link with GNU ld or lld: %s", sz, flags);
-	if (H == 0x200000 && o->script_2m)
-		ADD("where enormous.ld is %s (pkg-config --variable=huge_text_ldflags enormoustext)",
-		    o->script_2m);
-	else if (H == 0x2000000 && o->script_32m)
-		ADD("where enormous.ld is %s (the same layout for 32M pages)", o->script_32m);
-	else if (H == 0x200000)
-		ADD("where enormous.ld is the linker script of libenormoustext's package (share/enormoustext/"
-		    "enormous.ld; pkg-config --variable=huge_text_ldflags enormoustext)");
-	else
-		ADD("where enormous.ld is libenormoustext's linker script (share/enormoustext/enormous.ld) "
-		    "with 0x200000 changed to 0x%llx: --json gives it as linker_script", (unsigned long long)H);
-	ADD("the script starts the text on a %s boundary (p_align %s: the kernel and glibc >= 2.35 "
-	    "load it %s-aligned), puts .text.hot first and pads the end to the next "
-	    "boundary, so every byte is in a whole window; it costs about %s of file and, mapped "
-	    "huge, %s of memory", hs, hs, hs, fs, ms);
-	if (in->need_align)
-		ADD("with gold or mold (which cannot take the script) or a linker that ignores its "
-		    "alignment: %s instead (gold has no -z separate-code); the text then starts "
-		    "%s-aligned and libenormoustext pads its tail at run time, where the rest of the "
-		    "last window is free", noscript, hs);
-	else if (in->pad_add_bytes)
-		ADD("without the script (gold, mold): libenormoustext pads the tail at run time %s",
-		    in->pad_runtime ? "(here the rest of its window is free)"
-		                    : "where the rest of its window is free, which here it is not");
-	if (in->code_bytes < H)
-		ADD("its %s of text is less than one %s page: the padding costs more memory than the "
-		    "text; worth it only for code that is hot", et_tool_size(sz, sizeof sz, in->code_bytes), hs);
-	if (in->dso)
-		ADD("musl ignores p_align for libraries: there, where the kernel maps the library decides");
-	return n;
-}
-
-static void print_text(const struct info *in, const struct et_check_opts *o, FILE *f)
-{
-	char a[16], b[16], c[16], m[32], hs[16];
-	const uint64_t H = o->pmd_size;
-	et_tool_size(hs, sizeof hs, H);
-	fprintf(f, "%s: %s, %s, ELF%u %s-endian\n", in->name, kind_name(in),
-	        machine_name(in->machine, m, sizeof m), in->cls, in->little ? "little" : "big");
-	if (in->interp[0])
-		fprintf(f, "  interpreter      %s%s\n", in->interp, in->is_musl ? " (musl)" : "");
-	fprintf(f, "  build-id         %s\n", in->build_id[0] ? in->build_id : "none");
-	fprintf(f, "  segments         (huge page size %s)\n", hs);
-	for (size_t i = 0; i < in->nloads; i++) {
-		const struct seg *s = &in->loads[i];
-		char fl[4];
-		flags_str(s->flags, fl);
-		fprintf(f, "    LOAD %s vaddr 0x%-10llx offset 0x%-9llx filesz 0x%-9llx memsz 0x%-9llx "
-		           "align 0x%llx%s\n", fl, (unsigned long long)s->vaddr, (unsigned long long)s->off,
-		        (unsigned long long)s->filesz, (unsigned long long)s->memsz,
-		        (unsigned long long)s->align,
-		        !(s->flags & PF_X) ? "" :
-		        (s->vaddr - s->off) % H == 0 ? "  text, offset congruent" : "  text, offset not congruent");
-	}
-	fprintf(f, "  text             %s in %zu executable segment%s, load alignment %s\n",
-	        et_tool_size(a, sizeof a, in->text_bytes), in->ntext, in->ntext == 1 ? "" : "s",
-	        et_tool_size(b, sizeof b, in->max_align > o->page_size ? in->max_align : o->page_size));
-	const char *loaders[2] = { "glibc", "musl" };
-	const struct range *rs[2] = { &in->glibc, &in->musl };
-	for (int k = 0; k < 2; k++) {
-		const struct range *r = rs[k];
-		if (r->min == r->max)
-			fprintf(f, "  eligible (%-5s) %s of %s in whole %s windows\n", loaders[k],
-			        et_tool_size(a, sizeof a, r->min), et_tool_size(b, sizeof b, in->file_text_bytes), hs);
-		else
-			fprintf(f, "  eligible (%-5s) %s to %s of %s, depending on the load address (not "
-			           "%s-aligned)\n", loaders[k], et_tool_size(a, sizeof a, r->min),
-			        et_tool_size(b, sizeof b, r->max), et_tool_size(c, sizeof c, in->file_text_bytes), hs);
-	}
-	fprintf(f, "  if %s-aligned    %s eligible; %s of head before the first window, %s of tail after "
-	           "the last\n", hs, et_tool_size(a, sizeof a, in->aligned_bytes),
-	        et_tool_size(b, sizeof b, in->head_bytes), et_tool_size(c, sizeof c, in->tail_bytes));
-	if (in->pad_add_bytes)
-		fprintf(f, "  padding          padding the tail would add %s of text (%s of padding)%s\n",
-		        et_tool_size(a, sizeof a, in->pad_add_bytes), et_tool_size(b, sizeof b, in->pad_cost_bytes),
-		        in->pad_runtime ? "; there is room after it, so it can be done at run time"
-		                        : "; the next segment starts inside that window: only a relink can");
-	else if (in->tail_bytes)
-		fprintf(f, "  padding          the tail (%s) is not more than the pad threshold (%s): not worth it\n",
-		        et_tool_size(a, sizeof a, in->tail_bytes), et_tool_size(b, sizeof b, o->pad_threshold));
-	else
-		fprintf(f, "  padding          nothing to pad\n");
-	if (in->padded)
-		fprintf(f, "  layout           enormous.ld's: %s of code, %s of padding to the end of its "
-		           "last window; the layout takes about %s of the file and, mapped huge, %s of "
-		           "memory%s\n", et_tool_size(a, sizeof a, in->code_bytes),
-		        et_tool_size(b, sizeof b, in->layout_pad_bytes),
-		        et_tool_size(c, sizeof c, in->layout_file_bytes), et_tool_size(m, sizeof m, in->layout_mem_bytes),
-		        in->code_bytes < small_text(H) ? ": not worth it for so little code" : "");
-	else if (in->file_text_bytes)
-		fprintf(f, "  script cost      -T enormous.ld would add about %s of file and, mapped huge, %s "
-		           "of memory, for %s of text%s\n", et_tool_size(a, sizeof a, in->layout_file_bytes),
-		        et_tool_size(b, sizeof b, in->layout_mem_bytes), et_tool_size(c, sizeof c, in->code_bytes),
-		        in->code_bytes < small_text(H) ? ": not worth it for so little" : "");
-	if (!in->ntext || in->ncongruent != in->ntext)
-		fprintf(f, "  file-backed huge no: a text segment's address and offset differ modulo %s; "
-		           "anonymous copies only\n", hs);
-	else if (aligned_load(in, o))
-		fprintf(f, "  file-backed huge possible: address and offset congruent modulo %s, and %s\n",
-		        hs, in->type == ET_EXEC ? "its addresses are fixed" : "it is loaded aligned");
-	else
-		fprintf(f, "  file-backed huge only where it happens to be loaded %s-aligned (address and "
-		           "offset are congruent, but p_align is %s)\n", hs,
-		        et_tool_size(a, sizeof a, in->max_align));
-	if (in->has_hot)
-		fprintf(f, "  .text.hot        yes, %s\n", et_tool_size(a, sizeof a, in->hot_bytes));
-	else
-		fprintf(f, "  .text.hot        no (GNU ld merges .text.hot into .text unless told otherwise)\n");
-	fprintf(f, "  text relocations %s\n", in->textrel ? "yes: libenormoustext leaves this object alone" : "no");
-	char lines[ADVICE_LINES][ADVICE_LEN], flags[64], noscript[128], script[512];
-	size_t n = advise(in, o, lines, ADVICE_LINES, flags, sizeof flags, noscript, sizeof noscript,
-	                  script, sizeof script);
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "  %-16s %s\n", i == 0 ? "advice" : "", lines[i]);
-}
-
-static void range_json(struct et_json *j, const char *key, const struct range *r)
-{
-	et_json_obj(j, key);
-	et_json_u64(j, "min", r->min);
-	et_json_u64(j, "max", r->max);
-	et_json_bool(j, "exact", r->min == r->max);
-	et_json_obj_end(j);
-}
-
-static void print_json(const struct info *in, const struct et_check_opts *o, struct et_json *j)
-{
-	char m[32];
-	et_json_obj(j, NULL);
-	et_json_str(j, "file", in->name);
-	et_json_str(j, "type", in->type == ET_EXEC ? "executable" : in->pie ? "pie" : "shared-library");
-	et_json_str(j, "machine", machine_name(in->machine, m, sizeof m));
-	et_json_u64(j, "class", in->cls);
-	et_json_str(j, "byte_order", in->little ? "little" : "big");
-	et_json_str(j, "interpreter", in->interp[0] ? in->interp : NULL);
-	et_json_str(j, "build_id", in->build_id[0] ? in->build_id : NULL);
-	et_json_u64(j, "pmd_size", o->pmd_size);
-	et_json_u64(j, "page_size", o->page_size);
-	et_json_arr(j, "segments");
-	for (size_t i = 0; i < in->nloads; i++) {
-		const struct seg *s = &in->loads[i];
-		char fl[4];
-		flags_str(s->flags, fl);
-		et_json_obj(j, NULL);
-		et_json_str(j, "flags", fl);
-		et_json_u64(j, "vaddr", s->vaddr);
-		et_json_u64(j, "offset", s->off);
-		et_json_u64(j, "filesz", s->filesz);
-		et_json_u64(j, "memsz", s->memsz);
-		et_json_u64(j, "align", s->align);
-		et_json_bool(j, "text", (s->flags & PF_X) != 0);
-		et_json_bool(j, "congruent", (s->vaddr - s->off) % o->pmd_size == 0);
-		et_json_obj_end(j);
-	}
-	et_json_arr_end(j);
-	et_json_u64(j, "text_bytes", in->text_bytes);
-	et_json_u64(j, "text_file_bytes", in->file_text_bytes);
-	et_json_u64(j, "text_segments", in->ntext);
-	et_json_u64(j, "max_align", in->max_align);
-	et_json_obj(j, "eligible_bytes");
-	range_json(j, "glibc", &in->glibc);
-	range_json(j, "musl", &in->musl);
-	et_json_u64(j, "aligned", in->aligned_bytes);
-	et_json_obj_end(j);
-	et_json_u64(j, "head_bytes", in->head_bytes);
-	et_json_u64(j, "tail_bytes", in->tail_bytes);
-	et_json_obj(j, "padding");
-	et_json_u64(j, "pad_threshold", o->pad_threshold);
-	et_json_u64(j, "adds_text_bytes", in->pad_add_bytes);
-	et_json_u64(j, "padding_bytes", in->pad_cost_bytes);
-	et_json_bool(j, "possible_at_run_time", in->pad_add_bytes && in->pad_runtime);
-	et_json_obj_end(j);
-	et_json_bool(j, "congruent", in->ntext && in->ncongruent == in->ntext);
-	et_json_bool(j, "aligned_load", aligned_load(in, o));
-	et_json_bool(j, "text_hot", in->has_hot);
-	et_json_u64(j, "text_hot_bytes", in->hot_bytes);
-	et_json_bool(j, "textrel", in->textrel);
-	et_json_bool(j, "all_text_eligible", in->file_text_bytes && in->glibc.min == in->file_text_bytes);
-	et_json_obj(j, "layout_cost");
-	et_json_bool(j, "padded", in->padded);
-	et_json_u64(j, "code_bytes", in->code_bytes);
-	et_json_u64(j, "padding_bytes", in->layout_pad_bytes);
-	et_json_u64(j, "file_bytes", in->layout_file_bytes);
-	et_json_u64(j, "memory_bytes", in->layout_mem_bytes);
-	et_json_u64(j, "worth_it_from", small_text(o->pmd_size));
-	et_json_bool(j, "worth_it", in->code_bytes >= small_text(o->pmd_size));
-	et_json_obj_end(j);
-	char lines[ADVICE_LINES][ADVICE_LEN], flags[64], noscript[128], script[512];
-	size_t n = advise(in, o, lines, ADVICE_LINES, flags, sizeof flags, noscript, sizeof noscript,
-	                  script, sizeof script);
-	et_json_arr(j, "advice");
-	for (size_t i = 0; i < n; i++)
-		et_json_str(j, NULL, lines[i]);
-	et_json_arr_end(j);
-	et_json_str(j, "link_flags", flags[0] ? flags : NULL);
-	et_json_str(j, "link_flags_noscript", noscript[0] ? noscript : NULL);
-	et_json_str(j, "linker_script", script[0] ? script : NULL);
-	et_json_obj_end(j);
-}
-
 /* ------------------------------------------------------------ entry */
 
 /* Parse and analyse one image into *in (its loads to free by the caller,
  * also on failure); 0, or 1 after one line naming it. */
 static int parse_image(const char *name, void *buf, size_t len, const struct et_check_opts *opts,
-                       struct sink *err, struct info *in)
+                       struct sink *err, struct check_info *in)
 {
 	memset(in, 0, sizeof *in);
 	in->name = name;
@@ -966,13 +589,13 @@ int et_check_image(const char *name, void *buf, size_t len, const struct et_chec
                    FILE *out, struct et_json *j, FILE *err)
 {
 	struct sink sk = { err, NULL };
-	struct info in;
+	struct check_info in;
 	int rc = parse_image(name, buf, len, opts, &sk, &in);
 	if (rc == 0) {
 		if (opts->json)
-			print_json(&in, opts, j);
+			et_check_print_json(&in, opts, j);
 		else
-			print_text(&in, opts, out);
+			et_check_print_text(&in, opts, out);
 	}
 	free(in.loads);
 	return rc;
@@ -1046,7 +669,7 @@ int et_check_summary(const char *path, const struct et_check_opts *opts,
 	void *m = map_file(path, &len, &sk);
 	if (!m)
 		return 1;
-	struct info in;
+	struct check_info in;
 	int rc = parse_image(path, m, len, opts, &sk, &in);
 	if (rc == 0) {
 		out->text_bytes = in.file_text_bytes;
