@@ -121,7 +121,7 @@ static const struct et_cmd_spec spec = {
 	        "File-backed text collapses only where the kernel can collapse that file's\n"
 	        "page cache (CONFIG_READ_ONLY_THP_FOR_FS, or a file system with large folios);\n"
 	        "elsewhere it stays small and the reason says so (EINVAL).\n",
-	.sections = { { NULL, options } },
+	.sections = { { NULL, options, NULL } },
 	.tail = "Needs CAP_SYS_NICE and ptrace read access to each process (its owner, or\n"
 	        "CAP_SYS_PTRACE; the process must be dumpable): root has both.\n"
 	        "\n"

@@ -125,7 +125,7 @@ static const struct et_cmd_spec spec = {
 	.dflt = dflt,
 	.forms = { { NULL, "[--] COMMAND [ARGS...]" }, { NULL, NULL }, { NULL, NULL } },
 	.about_fn = about,
-	.sections = { { NULL, options } },
+	.sections = { { NULL, options, NULL } },
 	.tail = "Exit status: COMMAND's; 1 when sampling cannot start or FILE cannot be\n"
 	        "written; 2 usage error (--json with FILE standard output, where the JSON\n"
 	        "would go).  With --pid: 0 written.\n",

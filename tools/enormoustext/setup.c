@@ -238,7 +238,7 @@ static const struct et_cmd_spec spec = {
 	.name = "setup",
 	.about = "Change the settings huge text depends on (root only).  Every write is printed\n"
 	         "(\"write FILE: VALUE (was OLD)\") before it is made and read back after it.\n",
-	.sections = { { NULL, options } },
+	.sections = { { NULL, options, NULL } },
 	.tail = "Exit status: 0; 1 not root, a write failed or did not take, a pool size that\n"
 	        "is not a multiple of its page size or too large, a file there that this\n"
 	        "command did not write; 2 usage error.  Nothing is written before every check\n"

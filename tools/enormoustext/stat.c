@@ -407,7 +407,7 @@ static const struct et_cmd_spec spec = {
 	        "listed as [anonymous] (or the memfd's name).  --all lists the processes with\n"
 	        "the most huge text first and ends with their total.  A kernel thread has no\n"
 	        "text of its own: given as a PID, it is an error that says so.\n",
-	.sections = { { NULL, options } },
+	.sections = { { NULL, options, NULL } },
 	.tail = "Exit status: 0; 1 when a PID does not exist, cannot be read or is a kernel\n"
 	        "thread (the others are still shown), or FILE cannot be written; 2 usage error.\n",
 	.operand = ET_COMP_PID,
