@@ -40,6 +40,10 @@
  *              prints how many of each succeeded and the first error
  *   --tasks-at MS
  *              the same during the hold, after MS milliseconds
+ *   --alloc MIB
+ *              first thing in main, allocate MIB MiB and touch every page
+ *   --alloc-at MS MIB
+ *              during the hold, after MS milliseconds, MIB MiB more, touched
  *   --dlopen LIB
  *              at the middle of the hold, dlopen LIB (a libbigtext.so copy)
  *              and call and check its functions too
@@ -174,6 +178,21 @@ static void tasks(int n)
 	fflush(stdout);
 }
 
+/* MIB MiB of anonymous memory, every page written (kept to the end) */
+static void touch_mib(int mib)
+{
+	size_t n = (size_t)mib << 20;
+	char *p = malloc(n);
+	if (!p) {
+		printf("alloc %d MiB: failed\n", mib);
+		return;
+	}
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = (char)i;
+	printf("alloc %d MiB: touched\n", mib);
+	fflush(stdout);
+}
+
 static int g_phdr_ms;
 
 static int unshare_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -202,6 +221,7 @@ int main(int argc, char **argv)
 	bool do_unshare = false, do_fork = false, do_threads = false, do_vfork = false, do_setns = false;
 	const char *root = NULL;
 	int exit_ms = -1, quick_exit_ms = -1, unshare_ms = -1, thp_off_ms = -1, ntasks = 0, tasks_ms = -1;
+	int alloc_mib = 0, alloc_ms = -1, alloc_more = 0;
 	const char *pidfile = NULL, *lib = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--unshare"))
@@ -234,7 +254,12 @@ int main(int argc, char **argv)
 			thp_off_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--unshare-at") && i + 1 < argc)
 			unshare_ms = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--tasks") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--alloc") && i + 1 < argc)
+			alloc_mib = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--alloc-at") && i + 2 < argc) {
+			alloc_ms = atoi(argv[++i]);
+			alloc_more = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--tasks") && i + 1 < argc)
 			ntasks = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--tasks-at") && i + 1 < argc)
 			tasks_ms = atoi(argv[++i]);
@@ -256,6 +281,8 @@ int main(int argc, char **argv)
 		printf("threads: %d\n", threads());
 	if (ntasks > 0 && tasks_ms < 0)
 		tasks(ntasks);
+	if (alloc_mib > 0)
+		touch_mib(alloc_mib);
 	if (thp_off_ms == 0) {
 		thp_off();
 		thp_off_ms = -1;
@@ -326,6 +353,10 @@ int main(int argc, char **argv)
 			printf("unshare(CLONE_NEWUSER) during the hold: %s\n", r == 0 ? "ok" : strerror(errno));
 			printf("threads after it: %d\n", threads());
 			unshare_ms = -1;
+		}
+		if (alloc_ms >= 0 && now() >= start + alloc_ms / 1000.0) {
+			touch_mib(alloc_more);
+			alloc_ms = -1;
 		}
 		if (ntasks > 0 && tasks_ms >= 0 && now() >= start + tasks_ms / 1000.0) {
 			tasks(ntasks);

@@ -31,7 +31,8 @@
  * (there may be a limit, and how near it is cannot be known).
  *
  * Owns: reading cgroup limits and usage; et_memcg_keep_best (which held-back
- * windows may still be copied, hottest first).
+ * windows may still be copied, hottest first); et_memcg_unreclaimable (what
+ * the limiting level cannot reclaim: runtime/giveback.c's watch).
  * May call: core (util).
  * Never: changes a cgroup; allocates; uses stdio.
  */
@@ -41,6 +42,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -400,4 +403,45 @@ size_t et_memcg_keep_best(struct et_window *wins, size_t n, size_t allowed)
 		if (wins[i].held_back && (i == pivot || before(&wins[i], i, &wins[pivot], pivot)))
 			wins[i].held_back = false;
 	return held - allowed;
+}
+
+/* ------------------------------------------------- what cannot be reclaimed */
+
+bool et_memcg_unreclaimable(const struct et_memcg *m, uint64_t *bytes)
+{
+	if (!m->version || m->garbled || !m->limit)
+		return false;
+	int saved = errno;
+	char path[sizeof m->path + 16];
+	snprintf(path, sizeof path, "%s/memory.stat", m->path);
+	/* v1: total_* is the hierarchy below the level too (the process may
+	 * sit in a child of the level that limits it); v2's are always so */
+	const char *anon = m->version == 1 ? "total_rss " : "anon ";
+	const char *shmem = m->version == 1 ? "total_shmem " : "shmem ";
+	uint64_t sum = 0;
+	unsigned found = 0;
+	struct et_lines r;
+	if (et_lines_open(&r, path)) {
+		for (char *l; (l = et_lines_next(&r));) {
+			size_t n = 0;
+			if (!strncmp(l, anon, strlen(anon)))
+				n = strlen(anon);
+			else if (!strncmp(l, shmem, strlen(shmem)))
+				n = strlen(shmem);
+			if (!n)
+				continue;
+			char *e;
+			unsigned long long v = strtoull(l + n, &e, 10);
+			if (e != l + n) {
+				sum += v;
+				found++;
+			}
+		}
+		et_lines_close(&r);
+	}
+	errno = saved;
+	if (!found)
+		return false;
+	*bytes = sum;
+	return true;
 }

@@ -36,4 +36,11 @@ ET_HIDDEN uint64_t et_memcg_margin(uint64_t limit);
  * lose the mark; the others keep it.  Returns how many keep it.  Pure. */
 ET_HIDDEN size_t et_memcg_keep_best(struct et_window *wins, size_t n, size_t allowed);
 
+/* The bytes of the level m describes (et_memcg_read) that its limit
+ * cannot reclaim without swap: anonymous memory (the library's copies
+ * among it) and shared memory, from its memory.stat (v1: total_rss +
+ * total_shmem; cgroup2: anon + shmem).  False when m has no limit or the
+ * file cannot be read or understood.  No malloc, no stdio. */
+ET_HIDDEN bool et_memcg_unreclaimable(const struct et_memcg *m, uint64_t *bytes);
+
 #endif

@@ -38,6 +38,7 @@
 #include "core/options.h"
 #include "core/sysinfo.h"
 #include "runtime/defer.h"
+#include "runtime/giveback.h"
 #include "runtime/hostwide.h"
 #include "runtime/jit.h"
 #include "runtime/objects.h"
@@ -286,6 +287,30 @@ static void hot_auto_start(const struct et_run *run)
 	}
 }
 
+/* The worker's due and on_due: priming tries (runtime/pass.c) and the
+ * memory cgroup's watch (runtime/giveback.c), whichever comes first. */
+static uint64_t next_due(void)
+{
+	uint64_t a = et_pass_prime_due(), b = et_giveback_due();
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+static void on_due(void)
+{
+	uint64_t a = et_pass_prime_due();
+	if (a && a <= et_now_ns()) {
+		et_pass_prime_later();
+		et_giveback_arm();
+	}
+	et_giveback_tick();
+}
+
+static void serve(void)
+{
+	et_pass_serve();
+	et_giveback_arm();
+}
+
 static void start_and_report(void)
 {
 	struct et_run *run = et_pass_state();
@@ -304,6 +329,8 @@ static void start_and_report(void)
 	__atomic_store_n(&run->summarised, true, __ATOMIC_RELEASE);
 	if (run->opt.report)
 		et_report_write(run);
+	if (run->ran)
+		et_giveback_arm();
 }
 
 /* "1 s", "1.5 s", "20 ms": a duration for a line. */
@@ -533,8 +560,7 @@ ET_STARTUP __attribute__((constructor)) static void et_constructor(void)
 		et_log(0, "ENORMOUSTEXT_DEFER_RATE paces the deferred worker, and ENORMOUSTEXT_DEFER is 0: ignored");
 	if (run->opt.enabled && run->opt.defer_ns && !run->quick) {
 		et_pass_reserve(nobjs + 8);
-		int e = et_defer_start(run->opt.defer_ns, start_and_report, et_pass_serve, et_pass_prime_due,
-		                       et_pass_prime_later);
+		int e = et_defer_start(run->opt.defer_ns, start_and_report, serve, next_due, on_due);
 		if (e == 0)
 			return;
 		char eb[24];
