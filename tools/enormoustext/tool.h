@@ -18,6 +18,9 @@
  *   loader.c     which libraries a program loads (its own loader asked)
  *   preload.c    which libenormoustext, LD_PRELOAD, its variables checked
  *   sofile.c     a shared object checked whole (enable, status)
+ *   enable_units.c, enable_hostwide.c, enable_files.c  `enable`'s parts
+ *                (enable.h): a unit's drop-in; the host-wide list,
+ *                /etc/ld.so.preload's entry, the settings file; what both share
  *   host.c       the host's settings and probes, the order of `auto`
  *   explain.c    the sentences of `status --explain`
  *   pagecache.c  a file's text windows in the page cache, priming them
