@@ -46,9 +46,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-/* May a window of the file open at fd be read back (reprime) with no one
- * else's I/O?  PRIME=1 always (it writes dirty pages out first); by
- * default not on a network file system, nor where the window has dirty
+/* May a window of the file open at fd be read back (et_remap_prime) with
+ * no one else's I/O?  PRIME=1 always (it writes dirty pages out first);
+ * by default not on a network file system, nor where the window has dirty
  * pages, nor where the kernel cannot say (no cachestat(2) before Linux
  * 6.5, or a filter refuses it). */
 enum et_prime_block et_remap_prime_blocked(const struct et_run *run, int fd, const struct et_window *w)

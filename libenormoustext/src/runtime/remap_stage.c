@@ -178,7 +178,7 @@ static int copy_in(struct et_run *run, struct et_window *w, char *dst, const cha
 		}
 		/* not at its path any more (replaced, deleted), or on
 		 * overlayfs, where the path may open a copy-up that says
-		 * something else (window_file): from memory */
+		 * something else (et_remap_file_open): from memory */
 		w->reason = ET_R_NONE;
 		w->err = 0;
 	}
