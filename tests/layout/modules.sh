@@ -11,8 +11,10 @@
 # graph is read from the objects themselves (nm: which module defines each
 # symbol, which module uses it), so it is what the linker sees, not what
 # the comments say.  Fails on a call against the layers or any cycle
-# between modules; prints the graph either way.  Also checks that the
-# command (tools/enormoustext) includes no runtime/ or interpose/ header.
+# between modules; prints the graph either way.  Also checks the includes
+# (from SRCDIR): no file of a floor includes a header of a floor above it,
+# and the command (tools/enormoustext) includes no runtime/ or interpose/
+# header.
 set -u
 objs=${1:?usage: modules.sh OBJECTS SRCDIR}
 src=${2:?usage: modules.sh OBJECTS SRCDIR}
@@ -63,5 +65,23 @@ if ! tsort "$W/edges" >/dev/null 2>"$W/tsort.err"; then
 fi
 bad=$(grep -ln '#include "\(runtime\|interpose\)/' "$src"/tools/enormoustext/*.[ch] 2>/dev/null)
 [ -z "$bad" ] || { echo "FAIL [layout.modules]: the command includes the runtime's headers: $bad"; fail=1; }
+# The headers along the floors too (macros and types leave no symbol in the
+# objects): a floor includes its own headers and those of the floors below
+# it, never one above (os/ included core/base.h and core/mm_flags.h).
+for f in "$src"/libenormoustext/src/os/*.[ch] "$src"/libenormoustext/src/core/*.[ch] \
+	"$src"/libenormoustext/src/runtime/*.[ch]; do
+	[ -f "$f" ] || continue
+	rel=${f#"$src"/libenormoustext/src/}
+	case ${rel%%/*} in
+	os) above='core|runtime|interpose' ;;
+	core) above='runtime|interpose' ;;
+	runtime) above='interpose' ;;
+	esac
+	up=$(grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"($above)/" "$f" | tr '\n' ' ')
+	if [ -n "$up" ]; then
+		echo "FAIL [layout.modules]: $rel includes a header of a floor above its own: $up"
+		fail=1
+	fi
+done
 [ $fail = 0 ] || exit 1
 echo "PASS [layout.modules]: $(wc -l <"$W/edges") calls between ${#files[@]} modules, all along the layers, no cycle"

@@ -13,23 +13,23 @@
 #ifndef ET_OS_H
 #define ET_OS_H
 
-#include "core/base.h"
+#include "os/base.h"
 
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/types.h>
 
 /* The flags the library uses that an older <sys/mman.h> may lack: their
- * one home is core/mm_flags.h, shared with the command; every module that
+ * one home is os/mm_flags.h, shared with the command; every module that
  * maps memory takes them from here. */
-#include "core/mm_flags.h"
+#include "os/mm_flags.h"
 
 /* ---------------------------------------------------------- system calls */
 
 /* A system call of the library's own: never through syscall(3), which the
  * shared library wraps (os/sys.c).  -1 with errno, or the result. */
 ET_HIDDEN long et_os_sys6(long n, long a, long b, long c, long d, long e, long f);
-/* The same for the start-up path (core/base.h's ET_STARTUP): the result,
+/* The same for the start-up path (os/base.h's ET_STARTUP): the result,
  * or -errno; errno itself is not touched (in a shared library errno is a
  * call of libc's, one more lazy binding in every process). */
 ET_HIDDEN long et_os_sys_quiet(long n, long a, long b, long c, long d);

@@ -5,7 +5,7 @@
 #ifndef ET_OS_PAGECACHE_H
 #define ET_OS_PAGECACHE_H
 
-#include "core/base.h"
+#include "os/base.h"
 
 /* Pages of [off, off + len) of fd that are dirty or under writeback
  * (cachestat(2), Linux 6.5): 0 or more, or -1 where the kernel cannot
