@@ -83,11 +83,13 @@ if [ ! -e /lib/ld-linux-aarch64.so.1 ]; then
 fi
 
 # ------------------------------------------------------------------ results
+# a64_pass / a64_fail / a64_skip NAME MSG: one line of this runner's summary,
+# counted (not the verdicts of tests/lib/lib.sh, which end a test)
 NPASS=0 NFAIL=0 NSKIP=0
 SUMMARY=()
-pass() { echo "PASS $1: $2"; NPASS=$((NPASS + 1)); SUMMARY+=("PASS $1"); }
-fail() { echo "FAIL $1: $2"; NFAIL=$((NFAIL + 1)); SUMMARY+=("FAIL $1"); }
-skip() { echo "SKIP $1: $2"; NSKIP=$((NSKIP + 1)); SUMMARY+=("SKIP $1"); }
+a64_pass() { echo "PASS $1: $2"; NPASS=$((NPASS + 1)); SUMMARY+=("PASS $1"); }
+a64_fail() { echo "FAIL $1: $2"; NFAIL=$((NFAIL + 1)); SUMMARY+=("FAIL $1"); }
+a64_skip() { echo "SKIP $1: $2"; NSKIP=$((NSKIP + 1)); SUMMARY+=("SKIP $1"); }
 notrun() { echo "NOT RUN $1: $2"; SUMMARY+=("NOT RUN $1"); }
 finish() {
 	# the runs' copies of the programs (about 400 MiB), not their logs
@@ -135,13 +137,13 @@ else
 fi
 echo "-- configuring $B (cross, aarch64-linux-gnu, emulator $QEMU)"
 if ! cmake "${cfg[@]}" >"$W/configure.log" 2>&1; then
-	fail build "cmake could not configure the cross build"
+	a64_fail build "cmake could not configure the cross build"
 	tail -30 "$W/configure.log"
 	finish
 fi
 echo "-- building ${targets[*]}"
 if ! cmake --build "$B" --target "${targets[@]}" -j "$JOBS" >"$W/build.log" 2>&1; then
-	fail build "the cross build of ${targets[*]} failed"
+	a64_fail build "the cross build of ${targets[*]} failed"
 	grep -E 'error|warning' "$W/build.log" | head -30
 	tail -10 "$W/build.log"
 	finish
@@ -149,11 +151,11 @@ fi
 LIB=$B/libenormoustext.so
 ARCHIVE=$B/libenormoustext.a
 for f in "$LIB" "$ARCHIVE"; do
-	[ -e "$f" ] || { fail build "$f was not built"; finish; }
+	[ -e "$f" ] || { a64_fail build "$f was not built"; finish; }
 done
 readelf -h "$LIB" | grep -q AArch64 ||
-	{ fail build "$LIB is not an aarch64 object ($B was first configured for another target? use a fresh directory)"; finish; }
-pass build "libenormoustext.so, libenormoustext.a$([ -z "$unit_missing" ] && echo ", 10 unit test programs") for aarch64 (-Werror)"
+	{ a64_fail build "$LIB is not an aarch64 object ($B was first configured for another target? use a fresh directory)"; finish; }
+a64_pass build "libenormoustext.so, libenormoustext.a$([ -z "$unit_missing" ] && echo ", 10 unit test programs") for aarch64 (-Werror)"
 # The cache is what the build used (a cache set by hand wins over the default).
 n=$(sed -n 's/^ENORMOUSTEXT_IT_NFUNCS:[A-Z]*=//p' "$B/CMakeCache.txt" 2>/dev/null)
 [ -n "$n" ] && NFUNCS=$n
@@ -176,10 +178,10 @@ qemu() {
 	echo "$label: (cd $d && qemu-aarch64 ${envs[*]} $*) -> $RC" >>"$W/commands.log"
 }
 
-"$CC64" -O2 -Wall -Wextra -Werror -o "$W/bin/emu_probe" "$HERE/emu_probe.c" || { fail probe "emu_probe.c does not build"; finish; }
+"$CC64" -O2 -Wall -Wextra -Werror -o "$W/bin/emu_probe" "$HERE/emu_probe.c" || { a64_fail probe "emu_probe.c does not build"; finish; }
 qemu "$W" probe -- "$W/bin/emu_probe"
 if [ "$RC" -ne 0 ]; then
-	fail probe "an aarch64 program does not run under $QEMU (exit $RC): $(head -2 "$ERR" | tr '\n' ' ')"
+	a64_fail probe "an aarch64 program does not run under $QEMU (exit $RC): $(head -2 "$ERR" | tr '\n' ' ')"
 	finish
 fi
 declare -A P
@@ -243,9 +245,9 @@ fi
 SCALE_EXCLUDE=()
 [ "$UNIT" = full ] || SCALE_EXCLUDE=(profile/scale_200k_objects profile/scale_duplicates_refused profile/scale_object_limit)
 if [ -n "$unit_missing" ]; then
-	skip unit "$unit_missing"
+	a64_skip unit "$unit_missing"
 elif [ -z "$BINFMT" ]; then
-	skip unit "Criterion re-executes each test program (BoxFort), which the kernel can do for an aarch64 program only through binfmt_misc: $binfmt_why; register qemu-aarch64 (Debian: qemu-user-binfmt; a container: docker run --privileged --rm tonistiigi/binfmt --install arm64)"
+	a64_skip unit "Criterion re-executes each test program (BoxFort), which the kernel can do for an aarch64 program only through binfmt_misc: $binfmt_why; register qemu-aarch64 (Debian: qemu-user-binfmt; a container: docker run --privileged --rm tonistiigi/binfmt --install arm64)"
 else
 	penv=()
 	# A Criterion unpacked somewhere of its own (dpkg-deb -x): the
@@ -271,9 +273,9 @@ else
 	detail="$suites_ok of $suites suites, $passing of $tested tests passed ($failing failed, $crashing crashed, $skipped skipped by the tests themselves), $((SECONDS - t0)) s"
 	if [ "$rc" -eq 0 ] && [ "$suites" -gt 0 ] && [ "$suites_ok" -eq "$suites" ] && [ "$tested" -gt 0 ] &&
 		[ "$failing" -eq 0 ] && [ "$crashing" -eq 0 ]; then
-		pass unit "$detail"
+		a64_pass unit "$detail"
 	else
-		fail unit "$detail; ctest exit $rc"
+		a64_fail unit "$detail; ctest exit $rc"
 		grep -E '^[0-9]+: \[(FAIL|----)\]|Test +#.*(Failed|Timeout|Exception)' "$W/unit.log" | grep -v '\[----\] *$' | head -30
 	fi
 	grep -E '^[0-9]+: \[SKIP\]' "$W/unit.log" | grep -v 'Test is disabled' | sed 's/^[0-9]*: /   (the test says) /'
@@ -329,7 +331,7 @@ if [ $ok = 1 ]; then
 	} >>"$buildlog" 2>&1 || ok=0
 fi
 if [ $ok = 0 ]; then
-	fail programs "the integration programs do not build for aarch64"
+	a64_fail programs "the integration programs do not build for aarch64"
 	show "$buildlog"
 	finish
 fi
@@ -359,21 +361,21 @@ baseline() {
 	qemu "$D" baseline "$@"
 	if [ "$RC" -ne 0 ]; then
 		if grep -q 'expected none' "$OUT"; then
-			fail "$name" "BASELINE ALREADY HUGE: without the library the fresh copies in $D are on huge pages ($(fails_of "$OUT")): this check cannot tell what the library does"
+			a64_fail "$name" "BASELINE ALREADY HUGE: without the library the fresh copies in $D are on huge pages ($(fails_of "$OUT")): this check cannot tell what the library does"
 		else
-			fail "$name" "the baseline run failed (exit $RC): $(fails_of "$OUT")$(head -2 "$ERR" | tr '\n' ' ')"
+			a64_fail "$name" "the baseline run failed (exit $RC): $(fails_of "$OUT")$(head -2 "$ERR" | tr '\n' ' ')"
 		fi
 		show "$OUT" "$ERR"
 		return 1
 	fi
 	BASE_RESULTS=$(results_of "$OUT")
-	[ -n "$BASE_RESULTS" ] || { fail "$name" "the baseline printed no results line"; return 1; }
+	[ -n "$BASE_RESULTS" ] || { a64_fail "$name" "the baseline printed no results line"; return 1; }
 }
 
 # json NAME REPORT — flatten a report (PATH<TAB>TYPE<TAB>VALUE) into REPORT.flat
 json() {
-	[ -s "$2" ] || { fail "$1" "no report written to $2"; return 1; }
-	"$JSON_FLAT" "$2" >"$2.flat" 2>"$2.err" || { fail "$1" "$2 is not valid JSON: $(head -1 "$2.err")"; return 1; }
+	[ -s "$2" ] || { a64_fail "$1" "no report written to $2"; return 1; }
+	"$JSON_FLAT" "$2" >"$2.flat" 2>"$2.err" || { a64_fail "$1" "$2 is not valid JSON: $(head -1 "$2.err")"; return 1; }
 }
 jget() { awk -F '\t' -v k="$2" '$1 == k { print $3; exit }' "$1.flat"; }
 # obj_get REPORT FILE KEY — KEY of the report's object for FILE
@@ -394,20 +396,20 @@ for exe in bigtext bigtext-nopie; do
 	name=preload.${exe#bigtext}
 	[ "$exe" = bigtext ] && name=preload.pie
 	[ "$exe" = bigtext-nopie ] && name=preload.nopie
-	fresh "$bw" "$exe" libbigtext.so || { fail "$name" "cannot copy the programs"; continue; }
+	fresh "$bw" "$exe" libbigtext.so || { a64_fail "$name" "cannot copy the programs"; continue; }
 	baseline "$name" -- "./$exe" --expect-none --expect-not-loaded || continue
 	fresh "$bw" "$exe" libbigtext.so
 	rep=$D/report.json
 	qemu "$D" lib LD_PRELOAD="$LIB" ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_REPORT="$rep" -- "./$exe" --expect-loaded
 	if [ "$RC" -ne 0 ]; then
-		fail "$name" "preloaded, bigtext's own checks failed (exit $RC): $(fails_of "$OUT")"
+		a64_fail "$name" "preloaded, bigtext's own checks failed (exit $RC): $(fails_of "$OUT")"
 		show "$OUT" "$ERR"
 		continue
 	fi
 	r=$(results_of "$OUT")
-	[ "$r" = "$BASE_RESULTS" ] || { fail "$name" "results differ from the run without the library: '$r' vs '$BASE_RESULTS'"; continue; }
+	[ "$r" = "$BASE_RESULTS" ] || { a64_fail "$name" "results differ from the run without the library: '$r' vs '$BASE_RESULTS'"; continue; }
 	if [ "$(nlines "$ERR")" -ne 1 ] || ! grep -qE '^enormoustext: [0-9]+ of [0-9]+ objects?, .* MiB of .* MiB text on [0-9]+ [MK]iB pages' "$ERR"; then
-		fail "$name" "ENORMOUSTEXT_VERBOSE=1 must print one summary line; stderr: '$(head -3 "$ERR" | tr '\n' '|')'"
+		a64_fail "$name" "ENORMOUSTEXT_VERBOSE=1 must print one summary line; stderr: '$(head -3 "$ERR" | tr '\n' '|')'"
 		continue
 	fi
 	json "$name" "$rep" || continue
@@ -419,7 +421,7 @@ for exe in bigtext bigtext-nopie; do
 	exe_hb=$(obj_get "$rep" "$D/$exe" huge_bytes)
 	lib_hb=$(obj_get "$rep" "$D/libbigtext.so" huge_bytes)
 	if [ "$ran" != true ] || [ -z "$hb" ] || [ -z "$exe_hb" ] || [ -z "$lib_hb" ]; then
-		fail "$name" "the report does not say the library ran on both objects (ran '$ran', huge_bytes '$hb', exe '$exe_hb', lib '$lib_hb')"
+		a64_fail "$name" "the report does not say the library ran on both objects (ran '$ran', huge_bytes '$hb', exe '$exe_hb', lib '$lib_hb')"
 		show "$rep"
 		continue
 	fi
@@ -429,17 +431,17 @@ for exe in bigtext bigtext-nopie; do
 		# Nothing huge: smaps must agree, and the reason must be given
 		# everywhere and be true of what smaps shows.
 		if [ "$sm_exe" != 0 ] || [ "$sm_lib" != 0 ]; then
-			fail "$name" "the report says huge_bytes 0, smaps shows exe $sm_exe MiB, lib $sm_lib MiB huge"
+			a64_fail "$name" "the report says huge_bytes 0, smaps shows exe $sm_exe MiB, lib $sm_lib MiB huge"
 			continue
 		fi
 		if [ -z "$reason" ] || [ -z "$exe_reason" ] || [ -z "$lib_reason" ] || ! grep -qF "; $reason" "$ERR"; then
-			fail "$name" "nothing went huge but the reason is missing: report '$reason' (exe '$exe_reason', lib '$lib_reason'), summary '$(cat "$ERR")'"
+			a64_fail "$name" "nothing went huge but the reason is missing: report '$reason' (exe '$exe_reason', lib '$lib_reason'), summary '$(cat "$ERR")'"
 			continue
 		fi
 		case $reason in
 		*"read+execute file mapping"*)
 			if [ $EXEC_IN_SMAPS = 1 ]; then
-				fail "$name" "the library says '$reason' but smaps shows the text ${P[text_smaps]}"
+				a64_fail "$name" "the library says '$reason' but smaps shows the text ${P[text_smaps]}"
 				continue
 			fi
 			why="guest text is ${P[text_smaps]} in the smaps qemu passes through"
@@ -447,13 +449,13 @@ for exe in bigtext bigtext-nopie; do
 		*) why="see the report" ;;
 		esac
 		NOTHING_HUGE=$reason
-		pass "$name" "results identical to the run without the library ($(echo "$r" | sed 's/.*, //')); nothing huge (smaps: exe 0, lib 0 MiB; report huge_bytes 0) and the summary line and the report give the reason: '$reason' ($why)"
+		a64_pass "$name" "results identical to the run without the library ($(echo "$r" | sed 's/.*, //')); nothing huge (smaps: exe 0, lib 0 MiB; report huge_bytes 0) and the summary line and the report give the reason: '$reason' ($why)"
 	else
 		# Something huge: smaps of the guest must confirm what the report says.
 		awk -v a="$sm_exe" -v b="$sm_lib" -v e="$exe_hb" -v l="$lib_hb" \
 			'BEGIN { m = 1048576; exit !(a * m >= e - 1 && b * m >= l - 1 && a + b > 0) }' ||
-			{ fail "$name" "the report says exe $exe_hb, lib $lib_hb bytes huge, smaps shows exe $sm_exe, lib $sm_lib MiB"; continue; }
-		pass "$name" "results identical; $hb bytes huge by the report, confirmed by smaps (exe $sm_exe MiB, lib $sm_lib MiB)"
+			{ a64_fail "$name" "the report says exe $exe_hb, lib $lib_hb bytes huge, smaps shows exe $sm_exe, lib $sm_lib MiB"; continue; }
+		a64_pass "$name" "results identical; $hb bytes huge by the report, confirmed by smaps (exe $sm_exe MiB, lib $sm_lib MiB)"
 	fi
 	echo "   $(cat "$ERR")"
 done
@@ -470,7 +472,7 @@ for way in linked linked.static; do
 	exe=bigtext-linked
 	[ $way = linked.static ] && exe=bigtext-static
 	name=$way
-	fresh "$bw" bigtext "$exe" libbigtext.so && cp "$LIB" "$D/libenormoustext.so.0" || { fail "$name" "cannot copy"; continue; }
+	fresh "$bw" bigtext "$exe" libbigtext.so && cp "$LIB" "$D/libenormoustext.so.0" || { a64_fail "$name" "cannot copy"; continue; }
 	baseline "$name" -- ./bigtext --expect-none --expect-not-loaded || continue
 	base=$BASE_RESULTS
 	if [ $way = linked ]; then
@@ -478,27 +480,27 @@ for way in linked linked.static; do
 	else
 		baseline "$name" ENORMOUSTEXT=0 -- "./$exe" --expect-none || continue
 	fi
-	[ "$BASE_RESULTS" = "$base" ] || { fail "$name" "with ENORMOUSTEXT=0 the results differ: '$BASE_RESULTS' vs '$base'"; continue; }
+	[ "$BASE_RESULTS" = "$base" ] || { a64_fail "$name" "with ENORMOUSTEXT=0 the results differ: '$BASE_RESULTS' vs '$base'"; continue; }
 	fresh "$bw" "$exe" libbigtext.so && cp "$LIB" "$D/libenormoustext.so.0"
 	args=(--check-api)
 	[ $way = linked ] && args+=(--expect-loaded)
 	qemu "$D" lib ENORMOUSTEXT_REPORT="$D/report.json" -- "./$exe" "${args[@]}"
 	r=$(results_of "$OUT")
-	[ "$r" = "$base" ] || { fail "$name" "results differ from the run without the library: '$r' vs '$base'"; show "$OUT"; continue; }
-	[ -s "$ERR" ] && { fail "$name" "stderr must be empty (ENORMOUSTEXT_VERBOSE unset): '$(head -2 "$ERR" | tr '\n' '|')'"; continue; }
+	[ "$r" = "$base" ] || { a64_fail "$name" "results differ from the run without the library: '$r' vs '$base'"; show "$OUT"; continue; }
+	[ -s "$ERR" ] && { a64_fail "$name" "stderr must be empty (ENORMOUSTEXT_VERBOSE unset): '$(head -2 "$ERR" | tr '\n' '|')'"; continue; }
 	json "$name" "$D/report.json" || continue
 	hb=$(jget "$D/report.json" .huge_bytes)
 	apiline=$(sed -n 's/^bigtext: api: ran /ran /p' "$OUT" | head -1)
 	if [ "$RC" -eq 0 ]; then
-		pass "$name" "results identical, every API check passed, $hb bytes huge ($apiline)"
+		a64_pass "$name" "results identical, every API check passed, $hb bytes huge ($apiline)"
 		continue
 	fi
 	others=$(grep -E '^bigtext: (FAIL|ERROR)' "$OUT" | grep -vE "$api_huge_only")
 	nh=$(grep -cE "$api_huge_only" "$OUT")
 	if [ "$RC" -eq 1 ] && [ "$hb" = 0 ] && [ -z "$others" ] && [ "$nh" -eq $api_huge_count ]; then
-		pass "$name" "results identical; the API agrees with smaps and the files on everything but the $nh checks that need huge text (nothing huge: '$(jget "$D/report.json" .reason)'); $apiline"
+		a64_pass "$name" "results identical; the API agrees with smaps and the files on everything but the $nh checks that need huge text (nothing huge: '$(jget "$D/report.json" .reason)'); $apiline"
 	else
-		fail "$name" "exit $RC, huge_bytes $hb, $nh of $api_huge_count huge-only API failures, others: '$(echo "$others" | head -3 | tr '\n' '|')'"
+		a64_fail "$name" "exit $RC, huge_bytes $hb, $nh of $api_huge_count huge-only API failures, others: '$(echo "$others" | head -3 | tr '\n' '|')'"
 		show "$OUT"
 	fi
 done
@@ -515,49 +517,49 @@ for mode in dlopen dlmopen dlopen.ctor; do
 	dlmopen) args=(--expect-none --dlmopen ./libbigtext.so) loads=2 ;;
 	dlopen.ctor) args=(--expect-none --ctor ./libctor_dlopen.so ./libbigtext.so) loads=1 ;;
 	esac
-	fresh "$bw" dlopen_test libbigtext.so libctor_dlopen.so || { fail "$name" "cannot copy"; continue; }
+	fresh "$bw" dlopen_test libbigtext.so libctor_dlopen.so || { a64_fail "$name" "cannot copy"; continue; }
 	qemu "$D" base -- ./dlopen_test "${args[@]}"
-	[ "$RC" -eq 0 ] || { fail "$name" "without the library dlopen_test fails: $(grep FAIL "$OUT" | head -2 | tr '\n' ' ')"; continue; }
+	[ "$RC" -eq 0 ] || { a64_fail "$name" "without the library dlopen_test fails: $(grep FAIL "$OUT" | head -2 | tr '\n' ' ')"; continue; }
 	norm "$OUT" >"$D/base.norm"
 	qemu "$D" lib LD_PRELOAD="$LIB" -- ./dlopen_test "${args[@]}"
-	[ "$RC" -eq 0 ] || { fail "$name" "preloaded, dlopen_test fails (exit $RC): $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"; show "$OUT" "$ERR"; continue; }
-	[ -s "$ERR" ] && { fail "$name" "stderr must be empty (ENORMOUSTEXT_VERBOSE unset): '$(head -2 "$ERR" | tr '\n' '|')'"; continue; }
+	[ "$RC" -eq 0 ] || { a64_fail "$name" "preloaded, dlopen_test fails (exit $RC): $(grep FAIL "$OUT" | head -3 | tr '\n' ' ')"; show "$OUT" "$ERR"; continue; }
+	[ -s "$ERR" ] && { a64_fail "$name" "stderr must be empty (ENORMOUSTEXT_VERBOSE unset): '$(head -2 "$ERR" | tr '\n' '|')'"; continue; }
 	norm "$OUT" >"$D/lib.norm"
-	cmp -s "$D/base.norm" "$D/lib.norm" || { fail "$name" "the output differs from the run without the library"; diff "$D/base.norm" "$D/lib.norm" | head -10; continue; }
+	cmp -s "$D/base.norm" "$D/lib.norm" || { a64_fail "$name" "the output differs from the run without the library"; diff "$D/base.norm" "$D/lib.norm" | head -10; continue; }
 	# the library's pass ran on each load (its dlopen wrappers: the aarch64 stubs)
 	qemu "$D" verbose LD_PRELOAD="$LIB" ENORMOUSTEXT_VERBOSE=2 -- ./dlopen_test "${args[@]}"
 	seen=$(grep -c 'libbigtext\.so: ' "$ERR")
 	if [ "$RC" -ne 0 ] || [ "$seen" -ne "$loads" ] || grep -qv '^enormoustext: ' "$ERR"; then
-		fail "$name" "at ENORMOUSTEXT_VERBOSE=2: exit $RC, $seen line(s) on libbigtext.so (expected $loads, one per load), stderr: '$(head -4 "$ERR" | tr '\n' '|')'"
+		a64_fail "$name" "at ENORMOUSTEXT_VERBOSE=2: exit $RC, $seen line(s) on libbigtext.so (expected $loads, one per load), stderr: '$(head -4 "$ERR" | tr '\n' '|')'"
 		continue
 	fi
-	pass "$name" "same output as without the library ($(grep -c 'functions called, 0 wrong' "$OUT") x all functions right, nothing left after dlclose); the library looked at libbigtext.so on each of the $loads load(s): '$(grep -m1 'libbigtext\.so: ' "$ERR" | sed 's/^enormoustext: //')'"
+	a64_pass "$name" "same output as without the library ($(grep -c 'functions called, 0 wrong' "$OUT") x all functions right, nothing left after dlclose); the library looked at libbigtext.so on each of the $loads load(s): '$(grep -m1 'libbigtext\.so: ' "$ERR" | sed 's/^enormoustext: //')'"
 done
 
 for mode in fork fork.ctor; do
 	name=$mode
 	args=(./libbigtext.so)
 	[ $mode = fork.ctor ] && args=(--fork-ctor ./libfork_ctor.so ./libbigtext.so)
-	fresh "$bw" fork_test libbigtext.so libfork_ctor.so || { fail "$name" "cannot copy"; continue; }
+	fresh "$bw" fork_test libbigtext.so libfork_ctor.so || { a64_fail "$name" "cannot copy"; continue; }
 	qemu "$D" base -- ./fork_test "${args[@]}"
 	brc=$RC
 	norm "$OUT" >"$D/base.norm"
 	qemu "$D" lib LD_PRELOAD="$LIB" -- ./fork_test "${args[@]}"
 	norm "$OUT" >"$D/lib.norm"
 	if [ "$RC" -ne "$brc" ] || ! cmp -s "$D/base.norm" "$D/lib.norm"; then
-		fail "$name" "preloaded: exit $RC (without the library $brc), output differs:"
+		a64_fail "$name" "preloaded: exit $RC (without the library $brc), output differs:"
 		diff "$D/base.norm" "$D/lib.norm" | head -10
 		continue
 	fi
-	[ -s "$ERR" ] && { fail "$name" "stderr must be empty: '$(head -2 "$ERR" | tr '\n' '|')'"; continue; }
+	[ -s "$ERR" ] && { a64_fail "$name" "stderr must be empty: '$(head -2 "$ERR" | tr '\n' '|')'"; continue; }
 	if [ $mode = fork.ctor ] && ! grep -q "the constructor's child exited with 0" "$OUT"; then
-		fail "$name" "the forking constructor's child did not exit 0"
+		a64_fail "$name" "the forking constructor's child did not exit 0"
 		continue
 	fi
 	if [ "$RC" -eq 0 ]; then
-		pass "$name" "fork_test passes preloaded"
+		a64_pass "$name" "fork_test passes preloaded"
 	else
-		pass "$name" "same output and exit status ($RC) as without the library: fork_test first requires libbigtext.so huge ('$(grep -m1 FAIL "$OUT" | sed 's/^fork_test: //')')$([ $mode = fork.ctor ] && echo "; before that, the library's dlopen of a library whose constructor forks completed and the child exited 0")"
+		a64_pass "$name" "same output and exit status ($RC) as without the library: fork_test first requires libbigtext.so huge ('$(grep -m1 FAIL "$OUT" | sed 's/^fork_test: //')')$([ $mode = fork.ctor ] && echo "; before that, the library's dlopen of a library whose constructor forks completed and the child exited 0")"
 	fi
 done
 
@@ -569,7 +571,7 @@ for exe in bigtext bigtext-nopie; do
 	name=script.${exe#bigtext}
 	[ "$exe" = bigtext ] && name=script.pie
 	[ "$exe" = bigtext-nopie ] && name=script.nopie
-	fresh "$bw/script" "$exe" libbigtext.so || { fail "$name" "cannot copy"; continue; }
+	fresh "$bw/script" "$exe" libbigtext.so || { a64_fail "$name" "cannot copy"; continue; }
 	bad=""
 	declare -A OFF=()
 	for f in "$exe" libbigtext.so; do
@@ -577,17 +579,17 @@ for exe in bigtext bigtext-nopie; do
 		OFF[$f]=$off
 		[ "$((al))" -eq $((0x200000)) ] && [ $((va % 0x200000)) -eq 0 ] || bad+="$f: executable PT_LOAD at $va, p_align $al; "
 	done
-	[ -z "$bad" ] || { fail "$name" "the link did not lay the text out for 2 MiB pages: $bad"; continue; }
+	[ -z "$bad" ] || { a64_fail "$name" "the link did not lay the text out for 2 MiB pages: $bad"; continue; }
 	(cd "$D" && exec "$QEMU" "./$exe" --expect-none --expect-not-loaded --hold 3) >"$D/run.out" 2>"$D/run.err" &
 	pid=$!
 	for _ in $(seq 100); do grep -q '^bigtext: holding' "$D/run.out" 2>/dev/null && break; sleep 0.1; done
 	cp "/proc/$pid/maps" "$D/maps" 2>/dev/null
 	wait $pid
 	rc=$?
-	[ $rc -eq 0 ] || { fail "$name" "the program fails under qemu (exit $rc): $(fails_of "$D/run.out")$(head -2 "$D/run.err")"; show "$D/run.out"; continue; }
+	[ $rc -eq 0 ] || { a64_fail "$name" "the program fails under qemu (exit $rc): $(fails_of "$D/run.out")$(head -2 "$D/run.err")"; show "$D/run.out"; continue; }
 	r=$(results_of "$D/run.out")
 	if [ -z "$r" ] || ! echo "$r" | grep -q ', 0 wrong,' || { [ -n "$BASE_RESULTS" ] && [ "$r" != "$BASE_RESULTS" ]; }; then
-		fail "$name" "results differ from the other builds': '$r' vs '$BASE_RESULTS'"
+		a64_fail "$name" "results differ from the other builds': '$r' vs '$BASE_RESULTS'"
 		continue
 	fi
 	starts=""
@@ -602,8 +604,8 @@ for exe in bigtext bigtext-nopie; do
 		fi
 		starts+="$f at 0x$s, "
 	done
-	[ -z "$bad" ] || { fail "$name" "$bad"; show "$D/maps"; continue; }
-	pass "$name" "runs under qemu (all functions right, text identical to the files, nothing huge without the library); executable segments p_align 0x200000, mapped at ${starts%, } (2 MiB-aligned)"
+	[ -z "$bad" ] || { a64_fail "$name" "$bad"; show "$D/maps"; continue; }
+	a64_pass "$name" "runs under qemu (all functions right, text identical to the files, nothing huge without the library); executable segments p_align 0x200000, mapped at ${starts%, } (2 MiB-aligned)"
 done
 
 # ---- (e) off, and silenced ---------------------------------------------------
@@ -626,9 +628,9 @@ if baseline "$name" -- ./bigtext --expect-none --expect-not-loaded; then
 		bad+="ENORMOUSTEXT=0 ENORMOUSTEXT_VERBOSE=2 must say in one line that the library is off: '$(head -2 "$ERR" | tr '\n' '|')'; "
 	fi
 	if [ -z "$bad" ]; then
-		pass "$name" "preloaded with ENORMOUSTEXT=0, with ENORMOUSTEXT_VERBOSE=0 and with ENORMOUSTEXT_VERBOSE unset: nothing on stderr, results identical; ENORMOUSTEXT=0 ENORMOUSTEXT_VERBOSE=2: '$(cat "$ERR")'"
+		a64_pass "$name" "preloaded with ENORMOUSTEXT=0, with ENORMOUSTEXT_VERBOSE=0 and with ENORMOUSTEXT_VERBOSE unset: nothing on stderr, results identical; ENORMOUSTEXT=0 ENORMOUSTEXT_VERBOSE=2: '$(cat "$ERR")'"
 	else
-		fail "$name" "$bad"
+		a64_fail "$name" "$bad"
 	fi
 fi
 
@@ -642,15 +644,15 @@ how=$(grep -o 'ENORMOUSTEXT_RECORD=[^ ]*: perf_event_open: [^:]*' "$ERR" | sed '
 nsamp=$(sed -n 's/^# recorded .*: \([0-9]*\) samples.*/\1/p' "$D/p.prof" 2>/dev/null)
 inbt=$(awk '/^object /{o=($3 ~ /\/(bigtext|libbigtext\.so)$/)} o && /^[0-9a-f]+ [0-9]+$/{n+=$2} END{print n+0}' "$D/p.prof" 2>/dev/null)
 if [ "$RC" -ne 0 ] || [ ! -s "$D/p.prof" ]; then
-	fail "$name" "exit $RC, profile $(ls -s "$D/p.prof" 2>&1): $(head -2 "$ERR" | tr '\n' '|')"
+	a64_fail "$name" "exit $RC, profile $(ls -s "$D/p.prof" 2>&1): $(head -2 "$ERR" | tr '\n' '|')"
 elif grep -q '^# recorded by ENORMOUSTEXT_RECORD (CPU-time timer and SIGPROF)' "$D/p.prof"; then
 	if [ "${nsamp:-0}" -ge 1 ] && [ "$inbt" -ge 1 ]; then
-		pass "$name" "perf_event_open refused (${how:-?}): the timer's profile has $nsamp samples, $inbt of them in bigtext and libbigtext.so"
+		a64_pass "$name" "perf_event_open refused (${how:-?}): the timer's profile has $nsamp samples, $inbt of them in bigtext and libbigtext.so"
 	else
-		fail "$name" "the timer's profile has ${nsamp:-0} samples, $inbt in bigtext's objects"
+		a64_fail "$name" "the timer's profile has ${nsamp:-0} samples, $inbt in bigtext's objects"
 	fi
 else
-	pass "$name" "profile written with perf_event_open ($(sed -n 3p "$D/p.prof"))"
+	a64_pass "$name" "profile written with perf_event_open ($(sed -n 3p "$D/p.prof"))"
 fi
 
 # ---- what emulation cannot show ---------------------------------------------

@@ -26,10 +26,11 @@ doc=${ET_ENV_DOC:-$src/docs/environment.md}
 man3=${ET_MAN3:-$src/libenormoustext/man/libenormoustext.3}
 man1=${ET_MAN1:-$src/tools/enormoustext.1}
 name=docs.environment; [ "$what" = docs ] || name=docs.environment.$what
-fail() { echo "FAIL [$name]: $*"; exit 1; }
-
-W=$(mktemp -d "${TMPDIR:-/tmp}/docs-env.XXXXXX") || exit 2
-trap 'rm -rf "$W"' EXIT
+# fail, the work directory $W (tests/lib/lib.sh)
+ET_TEST_NAME=$name
+. "$(dirname "$0")/../lib/lib.sh"
+et_workdir "${TMPDIR:-/tmp}" ET_DOCS_KEEP
+W=$ET_WORK
 
 # ---- the code: NAME<TAB>DEFAULT, "-" for an empty default
 [ -r "$opts" ] || fail "$opts: cannot read the option table"

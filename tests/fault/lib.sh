@@ -1,17 +1,14 @@
 # lib.sh — what every tests/fault/*.sh test shares.  Source it first:
 #   . "$(dirname "$0")/lib.sh"
-# It checks the variables ctest sets (FAULT_BIN IT_BIN FAULT_PRELOAD
-# FAULT_SOURCE_DIR FAULT_WORK_ROOT), clears every ENORMOUSTEXT* variable and
+# It sources tests/lib/lib.sh (strict mode, the test's name T, fail / skip /
+# pass / note, at_exit, wait_line / wait_until: see there), checks the
+# variables ctest sets (FAULT_BIN IT_BIN FAULT_PRELOAD FAULT_SOURCE_DIR
+# FAULT_WORK_ROOT), clears every ENORMOUSTEXT* variable and
 # LD_PRELOAD/LD_LIBRARY_PATH, makes a work directory $WORK (removed at exit
 # unless FAULT_KEEP=1), and defines:
-#   fail MSG...   print "FAIL [name]: MSG" and exit 1
-#   skip MSG...   print "SKIP [name]: MSG" and exit 77 (the machine lacks something)
-#   note MSG...   print a line
-#   at_exit CMD   run CMD when the test ends (restore a setting, remove a cgroup)
 #   fresh FILE... copy FILEs (paths) into a new directory $D with cp, so
 #                 that their page cache is written small (see tests/integration/lib.sh)
-set -u
-T=$(basename "$0" .sh)
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
 for v in FAULT_BIN IT_BIN FAULT_PRELOAD FAULT_WORK_ROOT; do
 	if [ -z "${!v:-}" ]; then
 		echo "$T: $v is not set: run the test through ctest (ctest -R '^fault\\.$T\$')"
@@ -19,7 +16,7 @@ for v in FAULT_BIN IT_BIN FAULT_PRELOAD FAULT_WORK_ROOT; do
 	fi
 done
 PRE=$FAULT_PRELOAD
-while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0-9_]*\)=.*/\1/p')
+et_clear_env
 # The start-up path: the library moves the text in its constructor, so a
 # program's own checks see the result at once, and copies stay copies (with
 # priming a run on a file written out meanwhile — the kernel does that
@@ -30,22 +27,8 @@ while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0
 # The fault tests that defer (fault.defer-*) move every window, whatever
 # has run when their 1 ms deferral ends (ENORMOUSTEXT_COPY_MIN=0).
 export ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_PRIME=0 ENORMOUSTEXT_COPY_MIN=0
-unset LD_PRELOAD LD_LIBRARY_PATH
-mkdir -p "$FAULT_WORK_ROOT" || exit 2
-WORK=$(mktemp -d "$FAULT_WORK_ROOT/$T.XXXXXX") || exit 2
-FAULT_EXIT_HOOKS=()
-at_exit() { FAULT_EXIT_HOOKS+=("$*"); }
-# shellcheck disable=SC2317 # called by the EXIT trap
-fault_on_exit() {
-	local i
-	for ((i = ${#FAULT_EXIT_HOOKS[@]} - 1; i >= 0; i--)); do eval "${FAULT_EXIT_HOOKS[$i]}"; done
-	if [ "${FAULT_KEEP:-0}" = 1 ]; then echo "(work directory kept: $WORK)"; else rm -rf "$WORK"; fi
-}
-trap fault_on_exit EXIT
-trap 'exit 130' INT TERM
-fail() { echo "FAIL [$T]: $*"; exit 1; }
-skip() { echo "SKIP [$T]: $*"; exit 77; }
-note() { echo "[$T] $*"; }
+et_workdir "$FAULT_WORK_ROOT" FAULT_KEEP
+WORK=$ET_WORK
 [ -e "$PRE" ] || fail "the library $PRE does not exist (build the 'enormoustext' target)"
 N=0
 fresh() {

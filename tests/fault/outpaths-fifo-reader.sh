@@ -17,11 +17,7 @@ for w in $OP_WRITERS; do
 	"$R" "$t" "$WORK/got/$w" >"$WORK/reader-$w.out" 2>&1 &
 	rp=$!
 	at_exit "kill $rp 2>/dev/null"
-	for _ in $(seq 1 400); do
-		grep -q '^ready' "$WORK/reader-$w.out" && break
-		kill -0 "$rp" 2>/dev/null || break
-		sleep 0.025
-	done
+	wait_line "$WORK/reader-$w.out" '^ready' 10 "$rp"
 	grep -q '^ready' "$WORK/reader-$w.out" || fail "the reader of $t did not start: $(cat "$WORK/reader-$w.out")"
 	op_run "$w" "$t"
 	op_same "$w"

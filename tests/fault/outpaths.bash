@@ -57,11 +57,7 @@ op_setup() {
 		env LD_PRELOAD="$PRE" "$FAULT_BIN/outpaths_hold" >"$WORK/hold.out" 2>"$WORK/hold.err" </dev/null &
 		OP_HOLD_PID=$!
 		at_exit "kill $OP_HOLD_PID 2>/dev/null; wait $OP_HOLD_PID 2>/dev/null"
-		for _ in $(seq 1 400); do
-			grep -q '^ready ' "$WORK/hold.out" 2>/dev/null && break
-			kill -0 "$OP_HOLD_PID" 2>/dev/null || break
-			sleep 0.025
-		done
+		wait_line "$WORK/hold.out" '^ready ' 10 "$OP_HOLD_PID"
 		grep -q "^ready $OP_HOLD_PID\$" "$WORK/hold.out" ||
 			fail "outpaths_hold did not start: $(cat "$WORK/hold.out" "$WORK/hold.err")"
 		;;

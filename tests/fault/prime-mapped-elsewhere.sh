@@ -44,7 +44,7 @@ PY
 python3 "$WORK/hold.py" "$D/bigtext" "$D/libbigtext.so" >"$WORK/hold.out" &
 HP=$!
 at_exit "kill $HP 2>/dev/null"
-for _ in $(seq 100); do grep -q ready "$WORK/hold.out" && break; sleep 0.1; done
+wait_line "$WORK/hold.out" 'ready' 10
 grep -q ready "$WORK/hold.out" || fail "the holder did not map the files"
 
 # subject S: its read_bytes once its start-up pass (copies, then the prime
@@ -53,7 +53,7 @@ subject() {   # NAME: runs bigtext --hold 3, sets RB (read_bytes after its pass)
 	(cd "$D" && exec env ENORMOUSTEXT_PRIME=auto ENORMOUSTEXT_VERBOSE=3 LD_PRELOAD="$PRE" ./bigtext --expect-huge 100 --hold 3 \
 		>"$WORK/$1.out" 2>"$WORK/$1.err") &
 	local sp=$!
-	for _ in $(seq 200); do grep -q ' objects, .* text on ' "$WORK/$1.err" && break; sleep 0.05; done
+	wait_line "$WORK/$1.err" ' objects, .* text on ' 10
 	RB=$(awk '$1 == "read_bytes:" { print $2 }' "/proc/$sp/io" 2>/dev/null)
 	wait "$sp" || fail "$1: bigtext failed: $(grep -v '^enormoustext' "$WORK/$1.out" "$WORK/$1.err" | tail -3 | tr '\n' '|')"
 	[[ $RB =~ ^[0-9]+$ ]] || fail "$1: its /proc/PID/io could not be read after its pass: '$RB'"

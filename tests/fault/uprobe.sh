@@ -120,15 +120,6 @@ up_enable() { echo "$2" >"$TR/events/$G/$1/enable" || fail "cannot write $2 to $
 up_del() { echo "-:$G/$1" >>"$TR/uprobe_events" || fail "cannot remove the uprobe $G/$1"; }
 # up_hits BIN NAME — hits of uprobe NAME on BIN so far
 up_hits() { awk -v b="$1" -v n="$2" '$1 == b && $2 == n { h = $3 } END { print h + 0 }' "$TR/uprobe_profile"; }
-# wait_line FILE REGEX [SECONDS] — until FILE has a line matching REGEX
-wait_line() {
-	local i
-	for ((i = 0; i < ${3:-10} * 20; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
 # huge_of ERR PROG — "X of Y MiB text huge" of PROG's verbose line
 huge_of() { sed -n "s|^enormoustext: .*/$2: \([0-9.]*\) of [0-9.]* MiB text huge.*|\1|p" "$1" | head -1; }
 

@@ -104,13 +104,11 @@ bg_wait() {
 	echo "   exit status $RC"
 }
 
+# wait_for FILE ERE [SECONDS]: wait_line (tests/lib/lib.sh), failing the
+# test with the file's last lines when none comes.
 wait_for() {
-	local i
-	for ((i = 0; i < ${3:-10} * 20; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	fail "no line /$2/ in $1 after ${3:-10} s: $(tail -3 "$1" 2>/dev/null | tr '\n' '|')"
+	wait_line "$1" "$2" "${3:-10}" ||
+		fail "no line /$2/ in $1 after ${3:-10} s: $(tail -3 "$1" 2>/dev/null | tr '\n' '|')"
 }
 
 # The smaps of several processes: a mapping's header line starts with its

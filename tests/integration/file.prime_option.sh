@@ -26,7 +26,7 @@ layout_fresh script-bfd bigtext
 (cd "$D" && exec env ENORMOUSTEXT=0 ./bigtext --hold 20 >"$D/holder.out" 2>&1) &
 holder=$!
 EXIT_HOOKS+=("kill $holder 2>/dev/null")
-for _ in $(seq 100); do grep -q holding "$D/holder.out" 2>/dev/null && break; sleep 0.1; done
+wait_line "$D/holder.out" 'holding' 10
 grep -q holding "$D/holder.out" || fail "the holding process did not start"
 run held ENORMOUSTEXT_PRIME=1 ENORMOUSTEXT_REPORT="$D/h.json" -- ./bigtext --expect-huge 100 --kind anon
 kill $holder 2>/dev/null; wait $holder 2>/dev/null

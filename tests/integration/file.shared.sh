@@ -20,7 +20,7 @@ for n in 2 10; do
 			EXIT_HOOKS+=("kill $! 2>/dev/null")
 		done
 		for i in $(seq $((n - 1))); do
-			for _ in $(seq 100); do grep -q holding "$D/holder.$backend.$i.out" 2>/dev/null && break; sleep 0.1; done
+			wait_line "$D/holder.$backend.$i.out" 'holding' 10
 			grep -q holding "$D/holder.$backend.$i.out" || fail "process $i ($backend) did not start: $(cat "$D/holder.$backend.$i.out")"
 		done
 		if [ $backend = file ]; then

@@ -17,7 +17,7 @@ command -v gdb >/dev/null || skip "gdb is not installed"
 (cd "$D" && exec env LD_PRELOAD="$PRE" ./inspect --spin 10) >"$D/spin.out" 2>&1 &
 spin=$!
 EXIT_HOOKS+=("kill $spin 2>/dev/null")
-for _ in $(seq 50); do grep -q '^ready' "$D/spin.out" && break; sleep 0.1; done
+wait_line "$D/spin.out" '^ready' 5
 pid=$(sed -n 's/^ready //p' "$D/spin.out")
 [ -n "$pid" ] || fail "inspect --spin did not start: $(cat "$D/spin.out")"
 sleep 0.2

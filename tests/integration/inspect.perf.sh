@@ -12,7 +12,7 @@ inspect_setup
 command -v perf >/dev/null || skip "perf is not installed"
 (cd "$D" && exec env ENORMOUSTEXT_PERFMAP=1 LD_PRELOAD="$PRE" ./inspect --spin 3) >"$D/spin.out" 2>&1 &
 spin=$!
-for _ in $(seq 50); do grep -q '^ready' "$D/spin.out" && break; sleep 0.1; done
+wait_line "$D/spin.out" '^ready' 5
 pid=$(sed -n 's/^ready //p' "$D/spin.out")
 [ -n "$pid" ] || fail "inspect --spin did not start: $(cat "$D/spin.out")"
 sleep 0.3

@@ -25,11 +25,12 @@
 #
 # Exit: 0 pass, 1 fail, 77 skip (only where the machine lacks what a test needs), 2 set-up error.
 #
-# It clears every ENORMOUSTEXT* variable and LD_PRELOAD/LD_LIBRARY_PATH,
-# makes a work directory $WORK (removed at exit unless IT_KEEP=1), and
-# defines (each described where it is defined, below):
-#   fail MSG...  skip MSG...  pass          the test's verdict
-#   EXIT_HOOKS+=("CMD")                     run CMD when the test ends
+# It sources tests/lib/lib.sh (strict mode, the test's name T, the verdicts
+# fail MSG... / skip MSG... / pass, note, at_exit CMD or EXIT_HOOKS+=("CMD")
+# to run CMD when the test ends, wait_line / wait_until: see there), clears
+# every ENORMOUSTEXT* variable and LD_PRELOAD/LD_LIBRARY_PATH, makes a work
+# directory $WORK (removed at exit unless IT_KEEP=1), and defines (each
+# described where it is defined, below):
 #   fresh SRCDIR FILE...                    fresh copies in a new directory $D
 #   run LABEL [VAR=VALUE...] -- COMMAND...  a run in $D: $OUT $ERR $RC
 #   baseline, std_baseline, expect_pass, same_results, stderr_empty,
@@ -37,9 +38,7 @@
 #   layout_fresh, obj_num, obj_str, need_tool, need_file_thp
 #   badenv, dlopen_baseline, dlopen_check, inspect_setup, loader_setup,
 #   loader_base, loader_lib                 shared by one family of tests
-set -u
-
-T=$(basename "$0" .sh)
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
 for v in IT_BIN IT_PRELOAD IT_WORK_ROOT; do
 	if [ -z "${!v:-}" ]; then
 		echo "$T: $v is not set: run the test through ctest (ctest --test-dir BUILD -R '^integration\\.${T//./\\.}\$')," \
@@ -58,7 +57,7 @@ JSON_FLAT=$IT_BIN/json_flat
 H_MIB=$(( $(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_size 2>/dev/null || echo 2097152) / 1048576 ))
 
 # Nothing from the caller's environment may steer the library.
-while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0-9_]*\)=.*/\1/p')
+et_clear_env
 # The start-up path: the library moves the text in its constructor, so a
 # program's own checks see the result at once, and copies stay copies (with
 # priming a run on a file written out meanwhile — the kernel does that
@@ -67,30 +66,11 @@ while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0
 # ENORMOUSTEXT_PRIME=auto) have tests of their own that unset these:
 # integration.defaults.*, fault.syscalls' and fault.badvalues' defaults.
 export ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_PRIME=0
-unset LD_PRELOAD LD_LIBRARY_PATH
 
-mkdir -p "$IT_WORK_ROOT" || exit 2
-WORK=$(mktemp -d "$IT_WORK_ROOT/$T.XXXXXX") || exit 2
 # Commands run at exit (restore a setting, kill a helper process, unmount):
-# EXIT_HOOKS+=("CMD").  The last added runs first, so that a hook may use
-# what an earlier one undoes (a uprobe is removed before its tracefs is
-# unmounted).
-EXIT_HOOKS=()
-# shellcheck disable=SC2317 # called by the EXIT trap
-on_exit() {
-	local i
-	for ((i = ${#EXIT_HOOKS[@]} - 1; i >= 0; i--)); do eval "${EXIT_HOOKS[$i]}"; done
-	if [ "${IT_KEEP:-0}" = 1 ]; then echo "(work directory kept: $WORK)"; else rm -rf "$WORK"; fi
-}
-trap on_exit EXIT
-trap 'exit 130' INT TERM
-
-# fail MSG... — print "FAIL [name]: MSG" and exit 1; skip MSG... — print
-# "SKIP [name]: MSG" and exit 77 (the machine lacks something); pass — the
-# last line of every test: "PASS [name]", exit 0.
-fail() { echo "FAIL [$T]: $*"; exit 1; }
-skip() { echo "SKIP [$T]: $*"; exit 77; }
-pass() { echo "PASS [$T]"; exit 0; }
+# EXIT_HOOKS+=("CMD"), tests/lib/lib.sh's.
+et_workdir "$IT_WORK_ROOT" IT_KEEP
+WORK=$ET_WORK
 
 [ -e "$PRE" ] || fail "the library $PRE does not exist (build the 'enormoustext' target)"
 for f in bigtext bigtext-nopie bigtext-linked bigtext-static libbigtext.so thp_off json_flat; do

@@ -18,22 +18,22 @@
 # Exit: 0 pass, 1 fail, 77 skip (a linker or cross compiler is missing),
 # 2 set-up error.
 #
-# It makes a work directory $W (removed at exit) and defines (each
+# It sources tests/lib/lib.sh (strict mode, the test's name T, the verdicts
+# fail MSG... / skip MSG... / pass, note, at_exit: see there), makes a work
+# directory $W (removed at exit unless LT_KEEP=1) and defines (each
 # described where it is defined, below):
-#   fail MSG...  skip MSG...  pass          the test's verdict
 #   H FLAGS SCRIPT                          2 MiB, the -z flags, -T enormous.ld
 #   link, loads, check, huge_share, run_huge, have_lld
 #   aarch64_links                           alone.aarch64*, layout.aarch64
 #   layout_test, alone_test, alternative_test, script_refused, runtime_test
 #                                           shared by one family of tests
-set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
 # The start-up path: the library moves the text in its constructor, so the
 # programs' own checks see the result at once (the default deferral,
 # ENORMOUSTEXT_DEFER=1s, has tests of its own), and copies stay copies (no
 # priming: ENORMOUSTEXT_PRIME=auto has tests of its own).
 export ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_PRIME=0
 
-T=$(basename "$0" .sh)
 for v in LT_CC LT_SCRIPT LT_SOURCE LT_WORK_ROOT; do
 	if [ -z "${!v:-}" ]; then
 		echo "$T: $v is not set: run the test through ctest (ctest --test-dir BUILD -R '^linker\\.${T//./\\.}\$')," \
@@ -43,16 +43,8 @@ for v in LT_CC LT_SCRIPT LT_SOURCE LT_WORK_ROOT; do
 	fi
 done
 H=$((0x200000))
-mkdir -p "$LT_WORK_ROOT" || exit 2
-W=$(mktemp -d "$LT_WORK_ROOT/$T.XXXXXX") || exit 2
-trap 'rm -rf "$W"' EXIT
-
-# fail MSG... — print "FAIL [name]: MSG" and exit 1; skip MSG... — print
-# "SKIP [name]: MSG" and exit 77 (a linker or cross compiler is missing);
-# pass — the last line of every test: "PASS [name]", exit 0.
-fail() { echo "FAIL [$T]: $*"; exit 1; }
-skip() { echo "SKIP [$T]: $*"; exit 77; }
-pass() { echo "PASS [$T]"; exit 0; }
+et_workdir "$LT_WORK_ROOT" LT_KEEP
+W=$ET_WORK
 FLAGS=(-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code)
 SCRIPT=(-Wl,-T,"$LT_SCRIPT")
 

@@ -50,26 +50,25 @@ set -u
 src=$(cd "${1:-$(dirname "$0")/../..}" && pwd) || exit 2
 jobs=${ET_DEB_JOBS:-2}
 
-fail() { echo "FAIL [pkg.deb]: $*"; exit 1; }
+# tests/lib/lib.sh (fail, skip, exit hooks, the work directory) and the
+# package tests' helpers
+ET_TEST_NAME=pkg.deb
+. "$(dirname "$0")/lib.sh"
 say() { echo "pkg.deb: $*"; }
 t0=$(date +%s)
 lap() { say "$* ($(($(date +%s) - t0)) s so far)"; }
 
 for c in dpkg-buildpackage dpkg-source dh lintian cmake pkg-config cc man mandb apropos lexgrog readelf; do
 	command -v "$c" >/dev/null || {
-		echo "SKIP [pkg.deb]: $c is missing (Debian: apt-get install debhelper dpkg-dev lintian cmake pkg-config gcc man-db binutils)"
-		exit 77
+		skip "$c is missing (Debian: apt-get install debhelper dpkg-dev lintian cmake pkg-config gcc man-db binutils)"
 	}
 done
 [ -f "$src/debian/control" ] || fail "$src/debian/control: not a tree with Debian packaging"
 
-W=$(mktemp -d "${TMPDIR:-/tmp}/pkg-deb.XXXXXX") || exit 2
-# shellcheck disable=SC2317 # called by the EXIT trap
-on_exit() { if [ "${ET_DEB_KEEP:-0}" = 1 ]; then echo "(work directory kept: $W)"; else rm -rf "$W"; fi; }
-trap on_exit EXIT
-trap 'exit 130' INT TERM
+et_workdir "${TMPDIR:-/tmp}" ET_DEB_KEEP
+W=$ET_WORK
 unset LD_PRELOAD LD_LIBRARY_PATH PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR MANPATH
-while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0-9_]*\)=.*/\1/p')
+et_clear_env
 # the installed library moves the text before main, so that each program
 # here sees it at once (by default it waits until a process has lived a
 # second: ENORMOUSTEXT_DEFER, with tests of its own)
@@ -206,7 +205,6 @@ have=$(nm -D --defined-only "$lib" | awk 'NF == 3 && $2 == "A" { print $3 "@" $3
 listed=$(echo "$symbols" | sed -n 's/^ \([^ ]*\) .*/\1/p' | sort -u)
 [ "$have" = "$listed" ] || fail "the symbols file and the library's exports differ: $(diff <(echo "$listed") <(echo "$have") | grep '^[<>]' | tr '\n' ' ')"
 
-. "$(dirname "$0")/lib.sh"
 pkg_program
 pkg_preloaded "$lib"
 lap "preloaded from the root: $sum"

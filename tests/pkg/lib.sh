@@ -1,7 +1,10 @@
 # tests/pkg/lib.sh — what the package tests share (deb.sh, rpm.sh): the
 # test program and the check that a packaged library, preloaded, puts its
-# text on huge pages.  The caller defines fail(), lap() and W (its work
-# directory) before calling.
+# text on huge pages.  Sourced first, with ET_TEST_NAME set (pkg.deb,
+# pkg.rpm); it sources tests/lib/lib.sh (strict mode, fail / skip / pass,
+# at_exit, et_workdir, et_clear_env, wait_line / wait_until).  The caller
+# defines lap() and W (its work directory) before calling the functions.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
 
 # pkg_program: writes $W/big.c and builds $W/big.  pkg_preloaded LIB: runs
 # $W/big without the library (nothing huge) and with LIB preloaded

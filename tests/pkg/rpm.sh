@@ -31,15 +31,17 @@
 set -u
 src=$(cd "${1:-$(dirname "$0")/../..}" && pwd) || exit 2
 
-fail() { echo "FAIL [pkg.rpm]: $*"; exit 1; }
+# tests/lib/lib.sh (fail, skip, exit hooks, the work directory) and the
+# package tests' helpers
+ET_TEST_NAME=pkg.rpm
+. "$(dirname "$0")/lib.sh"
 say() { echo "pkg.rpm: $*"; }
 t0=$(date +%s)
 lap() { say "$* ($(($(date +%s) - t0)) s so far)"; }
 
 for c in rpmbuild rpm rpm2cpio cpio cmake cc readelf nm git; do
 	command -v "$c" >/dev/null || {
-		echo "SKIP [pkg.rpm]: $c is missing (Debian: apt-get install rpm cpio cmake gcc binutils git)"
-		exit 77
+		skip "$c is missing (Debian: apt-get install rpm cpio cmake gcc binutils git)"
 	}
 done
 spec=$src/tools/rpm/enormoustext.spec
@@ -52,23 +54,19 @@ arch=$(rpm --eval '%{_arch}')
 case $arch in
 x86_64) bits='(64bit)' ;;
 aarch64) bits='(64bit)' ;;
-*) echo "SKIP [pkg.rpm]: the spec is for x86_64 and aarch64 (ExclusiveArch), this is $arch"; exit 77 ;;
+*) skip "the spec is for x86_64 and aarch64 (ExclusiveArch), this is $arch" ;;
 esac
 libdir=$(rpm --eval '%{_libdir}')
 
 unset LD_PRELOAD LD_LIBRARY_PATH
-while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0-9_]*\)=.*/\1/p')
+et_clear_env
 # the installed library moves the text before main, so that the program
 # here sees it at once (by default it waits until a process has lived a
 # second: ENORMOUSTEXT_DEFER, with tests of its own)
 export ENORMOUSTEXT_DEFER=0
 
-W=$(mktemp -d "${TMPDIR:-/tmp}/pkg-rpm.XXXXXX") || exit 2
-if [ "${ET_RPM_KEEP:-0}" = 1 ]; then
-	trap 'echo "pkg.rpm: work directory kept: $W"' EXIT
-else
-	trap 'rm -rf "$W"' EXIT
-fi
+et_workdir "${TMPDIR:-/tmp}" ET_RPM_KEEP
+W=$ET_WORK
 
 # ---------------------------------------------------------------- 1. build
 tree=$W/src
@@ -175,7 +173,6 @@ grep -qx "ExecStart=/usr/bin/enormoustext stat --prometheus --all -o /var/lib/pr
 grep -qx "Environment=LD_PRELOAD=$libdir/libenormoustext.so.0" "$R/usr/share/doc/enormoustext/examples/systemd/mariadb-hugetext.conf" ||
 	fail "the packaged drop-in does not preload $libdir/libenormoustext.so.0: $(grep LD_PRELOAD "$R/usr/share/doc/enormoustext/examples/systemd/mariadb-hugetext.conf")"
 
-. "$(dirname "$0")/lib.sh"
 pkg_program
 pkg_preloaded "$lib"
 lap "preloaded from the root: $sum"

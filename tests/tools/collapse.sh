@@ -137,7 +137,7 @@ C=$JPID
 "$TOOL" collapse --jit --watch 0.3 "$C" >"$W/watch.out" 2>"$W/watch.err" &
 WPID=$!
 PIDS+=("$WPID")
-for i in $(seq 1 200); do grep -q 'all huge$' "$W/watch.out" && break; sleep 0.05; done
+wait_line "$W/watch.out" 'all huge$' 10
 grep -q 'all huge$' "$W/watch.out" || fail "--watch: no first round: $(cat "$W/watch.out" "$W/watch.err")"
 kill -USR2 "$C"
 for i in $(seq 1 200); do [ "$(grep -c '^code ' "$W/c.hold.out")" -ge 2 ] && break; sleep 0.05; done

@@ -16,9 +16,12 @@
 #
 # Exit: 0 pass, 1 fail, 77 skip (says why), 2 broken set-up.  A test ends
 # with `pass` (prints "PASS [NAME]").
-set -u
-
-T=$(basename "$0" .sh)
+#
+# It sources tests/lib/lib.sh (strict mode, the test's name T, fail / skip /
+# pass / note, at_exit CMD or EXIT_HOOKS+=("CMD"), wait_line / wait_until:
+# see there).  PIDS+=(PID) has PID killed when the test ends (after the
+# other exit hooks).
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
 for v in TT_TOOL TT_LIB TT_BIN TT_WORK_ROOT; do
 	if [ -z "${!v:-}" ]; then
 		echo "$T: $v is not set: run the test through ctest: ctest --test-dir BUILD -R '^tool_$T\$' --output-on-failure"
@@ -33,7 +36,7 @@ H=$(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_size 2>/dev/null || echo 2
 OPTIONS_C=${TT_SRC:-}/../../libenormoustext/src/core/options.c
 
 # Nothing from the caller's environment may steer the library or the command.
-while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0-9_]*\)=.*/\1/p')
+et_clear_env
 # The start-up path: the library moves the text in its constructor, so a
 # program's own checks see the result at once, and copies stay copies (with
 # priming a run on a file written out meanwhile — the kernel does that
@@ -42,27 +45,14 @@ while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0
 # ENORMOUSTEXT_PRIME=auto) have tests of their own that unset these:
 # integration.defaults.*, fault.syscalls' and fault.badvalues' defaults.
 export ENORMOUSTEXT_DEFER=0 ENORMOUSTEXT_PRIME=0
-unset LD_PRELOAD LD_LIBRARY_PATH
 
-mkdir -p "$TT_WORK_ROOT" || exit 2
-W=$(mktemp -d "$TT_WORK_ROOT/$T.XXXXXX") || exit 2
+et_workdir "$TT_WORK_ROOT" TT_KEEP
+W=$ET_WORK
 chmod 755 "$W"
 PIDS=()
-EXIT_HOOKS=()
-# shellcheck disable=SC2317 # called by the EXIT trap
-on_exit() {
-	local h p
-	for h in "${EXIT_HOOKS[@]}"; do eval "$h"; done
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	if [ "${TT_KEEP:-0}" = 1 ]; then echo "(work directory kept: $W)"; else rm -rf "$W"; fi
-}
-trap on_exit EXIT
-trap 'exit 130' INT TERM
-
-fail() { echo "FAIL [$T]: $*"; exit 1; }
-skip() { echo "SKIP [$T]: $*"; exit 77; }
-note() { echo "   note: $*"; }
-pass() { echo "PASS [$T]"; exit 0; }
+# The first hook added, so the last run.
+# shellcheck disable=SC2016 # expanded when the hook runs
+at_exit 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done'
 
 [ -x "$TOOL" ] || fail "the command $TOOL does not exist (build the tool_tests target)"
 for f in tt_hold tt_asuser tt_json_flat tt_thp_off tt_check_fuzz; do
@@ -129,18 +119,14 @@ jcount() { awk -F'\t' -v a="$2" -v k="$3" 'index($1, a "[") == 1 && $1 ~ ("\\]\\
 # its pid in $HPID, checked against its "ready PID" line (so a prefix that
 # forked instead of exec'ing would be caught).  stop_hold NAME PID ends it.
 start_hold() {
-	local name=$1 pre=() i
+	local name=$1 pre=()
 	shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do pre+=("$1"); shift; done
 	shift
 	"${pre[@]}" "$@" --wait </dev/null >"$W/$name.hold.out" 2>"$W/$name.hold.err" &
 	HPID=$!
 	PIDS+=("$HPID")
-	for i in $(seq 1 400); do
-		grep -q '^ready ' "$W/$name.hold.out" 2>/dev/null && break
-		kill -0 "$HPID" 2>/dev/null || break
-		sleep 0.025
-	done
+	wait_line "$W/$name.hold.out" '^ready ' 10 "$HPID"
 	grep -q "^ready $HPID\$" "$W/$name.hold.out" ||
 		fail "$* ($name) did not start as pid $HPID: $(cat "$W/$name.hold.out" "$W/$name.hold.err")"
 	echo "-- started $name: ${pre[*]:+${pre[*]} }$* --wait: pid $HPID"

@@ -40,7 +40,7 @@ expect_out "^  3 not \(wholly\) cached" "--check read the file into the cache"
 cp "$W/big.so" "$W/c.so"
 "$TT_BIN/tt_maptouch" "$W/c.so" 30 >"$W/holder.out" &
 holder=$!
-for _ in $(seq 50); do grep -q ready "$W/holder.out" && break; sleep 0.1; done
+wait_line "$W/holder.out" 'ready' 5
 t held -- "$TOOL" prime "$W/c.so"
 kill $holder; wait $holder 2>/dev/null
 expect_rc 0

@@ -100,7 +100,7 @@ ontty checkone -- "$TOOL" check "$W/a.so"
 "$HOLD" --wait >"$W/hold.out" 2>&1 &
 HP=$!
 PIDS+=("$HP")
-for _ in $(seq 1 100); do grep -q '^ready' "$W/hold.out" && break; sleep 0.02; done
+wait_line "$W/hold.out" '^ready' 10
 ontty rec -- "$TOOL" record -o "$W/p.prof" --pid "$HP" --duration 1
 if [ "$RC" = 0 ]; then
 	drawn rec "^record: PID $HP, [0-9.]+ s of 1 s, [0-9]+ samples?, 1 thread \(\^C ends it\)$"

@@ -59,7 +59,7 @@ C
 "$W/spin" >"$W/spin.out" 2>&1 &
 SPID=$!
 PIDS+=("$SPID")
-for _ in $(seq 1 100); do grep -q '^ready' "$W/spin.out" && break; sleep 0.02; done
+wait_line "$W/spin.out" '^ready' 10
 (sleep 0.5; kill -USR1 "$SPID") &
 t rec -- "$TOOL" record -o "$W/p.prof" --pid "$SPID" --duration 1.5
 if [ "$RC" -ne 0 ] && grep -q 'perf_event_open' "$ERR"; then

@@ -1,0 +1,107 @@
+# shellcheck shell=bash
+# tests/lib/lib.sh — what every shell test of libenormoustext shares, whatever
+# its folder.  Each folder's lib.sh (tests/fault, integration, linker, pkg,
+# tools) sources it first and adds what its own tests need; a test sources
+# its folder's lib.sh, never this file directly.
+#
+# Before sourcing, a caller may set ET_TEST_NAME (default: the script's name
+# without .sh), the name that every verdict line carries.
+#
+# Strict mode: set -u (an unset variable is an error, so that a mistyped name
+# cannot make a check pass).  Not set -e: a test runs commands that must fail
+# and checks their status itself; not pipefail: the tests read the status of
+# a pipeline's last command (grep -q ending a reader early is no failure).
+#
+# Defines:
+#   T                          the test's name
+#   fail MSG...                "FAIL [T]: MSG", exit 1
+#   skip MSG...                "SKIP [T]: MSG", exit 77 (the machine lacks
+#                              something the test needs; the line says what)
+#   pass                       "PASS [T]", exit 0 (the last line of a test)
+#   note MSG...                "[T] MSG": a line of information
+#   at_exit CMD                run CMD (with eval) when the test ends; the last
+#                              added runs first, so that a hook may still use
+#                              what an earlier one undoes (a uprobe is removed
+#                              before its tracefs is unmounted).  The array
+#                              EXIT_HOOKS holds them (EXIT_HOOKS+=("CMD") is
+#                              the same as at_exit CMD).
+#   et_workdir ROOT KEEPVAR    make a work directory ROOT/T.XXXXXX, in
+#                              $ET_WORK, removed when the test ends (after the
+#                              hooks) unless the variable named KEEPVAR is 1
+#   et_clear_env               unset every ENORMOUSTEXT* variable and
+#                              LD_PRELOAD / LD_LIBRARY_PATH (nothing from the
+#                              caller's environment may steer the library)
+#   wait_line FILE ERE [SECS [PID]]
+#                              until FILE has a line matching ERE: status 0,
+#                              or 1 after SECS whole seconds (default 10), or
+#                              as soon as process PID (the one that writes
+#                              FILE) has ended without writing it
+#   wait_until SECS CMD...     until CMD succeeds: status 0, or 1 after SECS
+#                              whole seconds; CMD is run every 50 ms
+# Both waits measure the deadline on the clock, not by counting polls, so a
+# loaded machine (where each poll takes longer) does not stretch it.
+set -u
+
+T=${ET_TEST_NAME:-$(basename "$0" .sh)}
+
+fail() { echo "FAIL [$T]: $*"; exit 1; }
+skip() { echo "SKIP [$T]: $*"; exit 77; }
+pass() { echo "PASS [$T]"; exit 0; }
+note() { echo "[$T] $*"; }
+
+EXIT_HOOKS=()
+ET_WORK=
+ET_WORK_KEEP=
+at_exit() { EXIT_HOOKS+=("$*"); }
+# shellcheck disable=SC2317 # called by the EXIT trap
+et_on_exit() {
+	local i
+	for ((i = ${#EXIT_HOOKS[@]} - 1; i >= 0; i--)); do eval "${EXIT_HOOKS[$i]}"; done
+	[ -n "$ET_WORK" ] || return 0
+	if [ "${!ET_WORK_KEEP:-0}" = 1 ]; then echo "(work directory kept: $ET_WORK)"; else rm -rf "$ET_WORK"; fi
+}
+trap et_on_exit EXIT
+trap 'exit 130' INT TERM
+
+et_workdir() {
+	mkdir -p "$1" || exit 2
+	ET_WORK=$(mktemp -d "$1/$T.XXXXXX") || exit 2
+	ET_WORK_KEEP=$2
+}
+
+et_clear_env() {
+	local v
+	while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0-9_]*\)=.*/\1/p')
+	unset LD_PRELOAD LD_LIBRARY_PATH
+}
+
+# The clock in microseconds (bash 5's EPOCHREALTIME; date where it is absent).
+et_now_us() {
+	local t=${EPOCHREALTIME:-}
+	[ -n "$t" ] || t=$(date +%s.%N)
+	t=${t/,/.}
+	local s=${t%.*} f=${t#*.}000000
+	echo $((s * 1000000 + 10#${f:0:6}))
+}
+
+wait_until() {
+	local end=$(($(et_now_us) + ${1%.*} * 1000000))
+	shift
+	while :; do
+		"$@" && return 0
+		[ "$(et_now_us)" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
+et_line_or_gone() {
+	grep -qE -- "$2" "$1" 2>/dev/null && return 0
+	[ -z "$3" ] || kill -0 "$3" 2>/dev/null || { ET_GONE=1; return 0; }
+	return 1
+}
+wait_line() {
+	ET_GONE=0
+	wait_until "${3:-10}" et_line_or_gone "$1" "$2" "${4:-}" && [ "$ET_GONE" = 0 ] && return 0
+	# the last word: the writer may have written the line just before ending
+	grep -qE -- "$2" "$1" 2>/dev/null
+}
