@@ -26,6 +26,7 @@
 
 #include "bigtext.h"
 #include "enormoustext.h"
+#include "../lib/et_test.h"
 
 /* ---- the library's API, if the library is in the process --------------- */
 struct cc_api {
@@ -125,41 +126,9 @@ static inline int cc_call_lib(const struct cc_table *tb, unsigned i)
 	return tb->t[i](x) == bt_expect(BT_OBJ_LIB, i, x);
 }
 
-/* ---- where an object's text is ---------------------------------------------------- */
-struct cc_seg_find {
-	const char *needle;   /* substring of the object's path; NULL: the program */
-	uintptr_t lo, hi;
-	int found;
-};
-
-static int cc_seg_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	struct cc_seg_find *s = (struct cc_seg_find *)arg;
-	int main_obj = !info->dlpi_name || !info->dlpi_name[0];
-	if (s->needle ? main_obj || !strstr(info->dlpi_name, s->needle) : !main_obj)
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			s->lo = info->dlpi_addr + ph->p_vaddr;
-			s->hi = s->lo + ph->p_memsz;
-			s->found = 1;
-		}
-	}
-	return s->found;
-}
-
-/* The (last) executable segment of the program (needle NULL) or of the
- * loaded object whose path contains needle.  1 found, 0 not. */
-static inline int cc_find_text(const char *needle, uintptr_t *lo, uintptr_t *hi)
-{
-	struct cc_seg_find s = { needle, 0, 0, 0 };
-	dl_iterate_phdr(cc_seg_cb, &s);
-	*lo = s.lo;
-	*hi = s.hi;
-	return s.found;
-}
+/* ---- where an object's text is: et_find_text (tests/lib/et_test.h, included
+ * above), with ET_SEG_MEMSZ: the whole segment as loaded, the range the
+ * programs call into and read the maps over. */
 
 /* ---- the process's own mappings ----------------------------------------------- */
 struct cc_map {

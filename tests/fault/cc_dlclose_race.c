@@ -64,7 +64,7 @@ static void failure(uint64_t *counter, const char *what, const char *detail)
 static void note_span(const char *name)
 {
 	uintptr_t lo, hi;
-	if (!cc_find_text(name, &lo, &hi))
+	if (!et_find_text(name, ET_SEG_MEMSZ, &lo, &hi))
 		return;
 	lo &= ~(uintptr_t)(H - 1);
 	hi = (hi + H - 1) & ~(uintptr_t)(H - 1);

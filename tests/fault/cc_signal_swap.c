@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	uintptr_t lo, hi;
-	if (!cc_find_text(base_name(biglib), &lo, &hi)) {
+	if (!et_find_text(base_name(biglib), ET_SEG_MEMSZ, &lo, &hi)) {
 		printf("signal_swap: FAIL: %s not found among the loaded objects\n", biglib);
 		return 2;
 	}
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 		if (cc_lib_table(h, &c) != 0 || !all_right(&c))
 			wrong_after++;
 		uintptr_t clo, chi;
-		unsigned call = 0, cm = cc_find_text(base_name(ctorlib), &clo, &chi) ?
+		unsigned call = 0, cm = et_find_text(base_name(ctorlib), ET_SEG_MEMSZ, &clo, &chi) ?
 		                                 moved_windows(clo, chi, H, &call) : 0;
 		if (api.remap_range && (call == 0 || cm != call))
 			ctor_small++;

@@ -152,12 +152,12 @@ int main(int argc, char **argv)
 	const char *needle = strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib;
 	struct region g[2];
 	uintptr_t lo, hi;
-	if (!cc_find_text(NULL, &lo, &hi)) {
+	if (!et_find_text(NULL, ET_SEG_MEMSZ, &lo, &hi)) {
 		printf("swaps: FAIL: the program's text segment not found\n");
 		return 2;
 	}
 	region_init(&g[0], "program", lo, hi, H);
-	if (!cc_find_text(needle, &lo, &hi)) {
+	if (!et_find_text(needle, ET_SEG_MEMSZ, &lo, &hi)) {
 		printf("swaps: FAIL: %s not found among the loaded objects\n", needle);
 		return 2;
 	}

@@ -71,22 +71,12 @@
 #include <unistd.h>
 
 #include "bigtext.h"
+#include "../lib/et_test.h"   /* et_round_all */
 
 static unsigned round_middle(void)
 {
 	unsigned wrong = 0;
 	for (unsigned i = bt_exe_count / 2; i < bt_exe_count / 2 + 32 && i < bt_exe_count; i++) {
-		uint64_t x = bt_arg(BT_OBJ_EXE, i);
-		if (bt_exe_table[i](x) != bt_expect(BT_OBJ_EXE, i, x))
-			wrong++;
-	}
-	return wrong;
-}
-
-static unsigned round_all(void)
-{
-	unsigned wrong = 0;
-	for (unsigned i = 0; i < bt_exe_count; i++) {
 		uint64_t x = bt_arg(BT_OBJ_EXE, i);
 		if (bt_exe_table[i](x) != bt_expect(BT_OBJ_EXE, i, x))
 			wrong++;
@@ -311,12 +301,12 @@ int main(int argc, char **argv)
 		if (r == 0 && chdir("/") != 0)
 			printf("chdir /: %s\n", strerror(errno));
 	}
-	unsigned wrong = round_all();
+	unsigned wrong = et_round_all();
 	if (do_fork) {
 		fflush(stdout);
 		pid_t c = fork();
 		if (c == 0)
-			_exit(round_all() == 0 ? 42 : 1);
+			_exit(et_round_all() == 0 ? 42 : 1);
 		int st = 0;
 		if (c < 0 || waitpid(c, &st, 0) != c)
 			printf("fork: failed\n");
@@ -328,7 +318,7 @@ int main(int argc, char **argv)
 	const bt_fn *lt = NULL;
 	unsigned ln = 0;
 	while (now() < end) {
-		wrong += hot_middle ? round_middle() : round_all();
+		wrong += hot_middle ? round_middle() : et_round_all();
 		if (lib && !lt && now() >= start + hold_ms / 2000.0) {
 			void *h = dlopen(lib, RTLD_NOW);
 			const bt_fn *(*get)(unsigned *) = h ? (const bt_fn *(*)(unsigned *))dlsym(h, "bt_lib_table") : NULL;
@@ -377,7 +367,7 @@ int main(int argc, char **argv)
 	if (at >= 0) {
 		double t = start + at / 1000.0;
 		while (now() < t)
-			wrong += round_all();
+			wrong += et_round_all();
 		if (quick_exit_ms >= 0)
 			_exit(wrong ? 1 : 0);
 		exit(wrong ? 1 : 0);

@@ -76,6 +76,7 @@ int fk_child_fn(void)
 #include <unistd.h>
 
 #include "bigtext.h"
+#include "../lib/et_test.h"   /* et_round_all */
 
 #define MAX_FORKERS 8
 #define MAX_OUT 64          /* children of one forker running at once */
@@ -318,17 +319,6 @@ static void *dlopen_main(void *arg)
 	return NULL;
 }
 
-static unsigned round_all(void)
-{
-	unsigned wrong = 0;
-	for (unsigned i = 0; i < bt_exe_count; i++) {
-		uint64_t x = bt_arg(BT_OBJ_EXE, i);
-		if (bt_exe_table[i](x) != bt_expect(BT_OBJ_EXE, i, x))
-			wrong++;
-	}
-	return wrong;
-}
-
 static int usage(void)
 {
 	fprintf(stderr, "usage: fk_prog [--seconds S] [--forkers N] [--check-ms MS] [--deadline-ms MS] "
@@ -384,7 +374,7 @@ int main(int argc, char **argv)
 	__atomic_store_n(&g_stop_dl, 1, __ATOMIC_RELEASE);
 	if (g_nlibs)
 		pthread_join(dl, NULL);
-	unsigned wrong = round_all();
+	unsigned wrong = et_round_all();
 	printf("fk_prog: forks %llu stuck %llu (in dlopen %llu, before it %llu, after it %llu) crashed %llu failed %llu\n",
 	       (unsigned long long)g_forks, (unsigned long long)g_stuck, (unsigned long long)g_stuck_in,
 	       (unsigned long long)g_stuck_before, (unsigned long long)g_stuck_after, (unsigned long long)g_crashed,

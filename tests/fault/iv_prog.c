@@ -66,17 +66,7 @@
 #include <unistd.h>
 
 #include "bigtext.h"
-
-static unsigned round_all(void)
-{
-	unsigned wrong = 0;
-	for (unsigned i = 0; i < bt_exe_count; i++) {
-		uint64_t x = bt_arg(BT_OBJ_EXE, i);
-		if (bt_exe_table[i](x) != bt_expect(BT_OBJ_EXE, i, x))
-			wrong++;
-	}
-	return wrong;
-}
+#include "../lib/et_test.h"   /* et_round_all */
 
 /* The next 4 functions, from *k on (a round of the idiom is short: most
  * of the loop's time must be the idiom's). */
@@ -103,7 +93,7 @@ static unsigned hold(int ms)
 	unsigned wrong = 0;
 	double end = now() + ms / 1000.0;
 	do
-		wrong += round_all();
+		wrong += et_round_all();
 	while (now() < end);
 	return wrong;
 }
@@ -317,7 +307,7 @@ int main(int argc, char **argv)
 		printf("--maps %d: %s\n", nmaps, strerror(errno));
 		return 1;
 	}
-	unsigned wrong = round_all();
+	unsigned wrong = et_round_all();
 
 	if (outfile) {
 		/* before anything else is opened: the daemon's start */
@@ -343,7 +333,7 @@ int main(int argc, char **argv)
 				werr = true;
 			double t = start + (double)over_ms / 1000.0 * (i + 1) / lines;
 			while (now() < t)
-				wrong += round_all() ? 1 : 0;
+				wrong += et_round_all() ? 1 : 0;
 		}
 		printf("%d lines written: %s\n", lines, werr || ferror(f) ? "a write FAILED" : "every fprintf ok");
 		if (exit_flush) {
@@ -406,7 +396,7 @@ int main(int argc, char **argv)
 				if (lt[i](x) != bt_expect(BT_OBJ_LIB, i, x))
 					wrong++;
 			}
-			wrong += round_all();
+			wrong += et_round_all();
 			done = pthread_tryjoin_np(t, &ret) == 0;
 		}
 		wrong += g_thread_wrong;

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "bigtext.h"
+#include "../lib/et_test.h"   /* et_round_all */
 
 static struct sk_rule g_rules[SK_MAX_RULES];
 static int g_nrules;
@@ -63,17 +64,6 @@ static long g_at_ms;
 static int g_result = -1;   /* 0 installed, an errno, -1 not yet */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;
-
-static unsigned round_all(void)
-{
-	unsigned wrong = 0;
-	for (unsigned i = 0; i < bt_exe_count; i++) {
-		uint64_t x = bt_arg(BT_OBJ_EXE, i);
-		if (bt_exe_table[i](x) != bt_expect(BT_OBJ_EXE, i, x))
-			wrong++;
-	}
-	return wrong;
-}
 
 static double since_start_ms(void)
 {
@@ -191,7 +181,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	unsigned wrong = round_all(), ln = 0;
+	unsigned wrong = et_round_all(), ln = 0;
 	const bt_fn *lt = NULL;
 	/* the filter, then the dlopen, whatever the load on the machine: each
 	 * is also made after the hold if its time came in the last round, and
@@ -220,7 +210,7 @@ int main(int argc, char **argv)
 				wrong++;
 		}
 		if (!first || hold_ms > 0)
-			wrong += round_all();
+			wrong += et_round_all();
 	}
 	if (thread)
 		wait_thread();

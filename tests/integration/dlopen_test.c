@@ -54,7 +54,7 @@ static void call_all(void *h, const char *what)
  * our own namespace, so for dlmopen read it from the object's ELF header. */
 static int find_seg(void *h, const char *needle, uintptr_t *lo, uintptr_t *hi)
 {
-	if (it_find_seg(needle, lo, hi))
+	if (et_find_text(needle, ET_SEG_FILESZ, lo, hi))
 		return 1;
 	struct link_map *lm = NULL;
 	if (!h || dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_addr)
@@ -167,13 +167,13 @@ static int round_trip(const char *lib, int expect_huge, int use_dlmopen)
 			FAIL("%s: dlclose: %s", what, dlerror());
 		uintptr_t lo2, hi2;
 #ifdef __GLIBC__
-		if (it_find_seg(needle, &lo2, &hi2))
+		if (et_find_text(needle, ET_SEG_FILESZ, &lo2, &hi2))
 			FAIL("%s: %s still loaded after dlclose", what, needle);
 		else
 			check_gone(lo, hi, what);
 #else
 		/* musl never unloads: dlclose is a no-op there. */
-		if (it_find_seg(needle, &lo2, &hi2))
+		if (et_find_text(needle, ET_SEG_FILESZ, &lo2, &hi2))
 			printf("dlopen_test: %s: still loaded after dlclose (this C library never unloads)\n", what);
 		else
 			check_gone(lo, hi, what);

@@ -47,7 +47,7 @@ static void *load_huge(const char *who, const char *lib, struct it_huge *r)
 {
 	void *h = dlopen(lib, RTLD_NOW);
 	uintptr_t lo, hi;
-	if (!h || !it_find_seg(base(lib), &lo, &hi)) {
+	if (!h || !et_find_text(base(lib), ET_SEG_FILESZ, &lo, &hi)) {
 		printf("fork_test: %s: FAIL: cannot load %s: %s\n", who, lib, h ? "not found" : dlerror());
 		return NULL;
 	}
@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 		uintptr_t lo, hi;
 		struct it_huge c;
 		memset(&c, 0, sizeof c);
-		int ok = it_find_seg(base(lib), &lo, &hi) && it_huge_of(lo, hi, it_pmd_size(), &c) == 0;
+		int ok = et_find_text(base(lib), ET_SEG_FILESZ, &lo, &hi) && it_huge_of(lo, hi, it_pmd_size(), &c) == 0;
 		printf("fork_test: child: %llu of %llu eligible bytes huge; shared %llu, private %llu\n",
 		       (unsigned long long)(c.anon + c.file + c.hugetlb), (unsigned long long)c.eligible,
 		       (unsigned long long)c.shared, (unsigned long long)c.private_);

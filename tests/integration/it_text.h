@@ -1,7 +1,7 @@
 /*
  * it_text.h — for the integration programs that load code at run time:
- * where an object's executable segment is, and what /proc/self/smaps says
- * backs its whole huge-page windows.  Header-only, libc only.
+ * what /proc/self/smaps says backs the whole huge-page windows of an
+ * object's executable segment (found with tests/lib/et_test.h).  Header-only, libc only.
  */
 #ifndef IT_TEXT_H
 #define IT_TEXT_H
@@ -11,38 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
-struct it_seg {
-	const char *needle;   /* substring of the object's path */
-	uintptr_t lo, hi;     /* its executable segment (file-backed bytes) */
-	int found;
-};
-
-static int it_seg_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	struct it_seg *s = (struct it_seg *)arg;
-	if (!info->dlpi_name || !strstr(info->dlpi_name, s->needle))
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			s->lo = info->dlpi_addr + ph->p_vaddr;
-			s->hi = s->lo + ph->p_filesz;
-			s->found = 1;
-		}
-	}
-	return s->found;
-}
-
-/* The executable segment of the loaded object whose path contains needle. */
-static inline int it_find_seg(const char *needle, uintptr_t *lo, uintptr_t *hi)
-{
-	struct it_seg s = { needle, 0, 0, 0 };
-	dl_iterate_phdr(it_seg_cb, &s);
-	*lo = s.lo;
-	*hi = s.hi;
-	return s.found;
-}
+/* Where an object's executable segment is: et_find_text (tests/lib/et_test.h),
+ * with ET_SEG_FILESZ: the file-backed bytes, whose windows these programs
+ * measure. */
+#include "../lib/et_test.h"
 
 static inline uint64_t it_pmd_size(void)
 {

@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 	void *handler = dlsym(h, "stress_signal_handler");
 	uintptr_t lo, hi;
 	const char *needle = strrchr(argv[1], '/') ? strrchr(argv[1], '/') + 1 : argv[1];
-	if (!stop || !handler || !it_find_seg(needle, &lo, &hi)) {
+	if (!stop || !handler || !et_find_text(needle, ET_SEG_FILESZ, &lo, &hi)) {
 		printf("stress: FAIL: %s lacks stress_stop/stress_signal_handler or is not found\n", argv[1]);
 		return 1;
 	}
