@@ -1,0 +1,104 @@
+# tests/lib/labels.cmake — labels per feature, so that the tests of one
+# feature run together wherever their folder:
+#   ctest --test-dir BUILD -L defer         (ctest --print-labels lists them)
+#
+# Included at the end of each test folder's CMakeLists.txt: every test
+# defined in that folder so far gets the label of each feature whose name
+# pattern matches the test's name, or whose text pattern matches its own
+# script (tests/FOLDER/NAME.sh for FOLDER.NAME or tool_NAME; the C source
+# for unit_NAME).  A test keeps the labels its folder gave it (fault,
+# integration, tool, ...).  A new feature: one line below, and a paragraph
+# in tests/README.md.
+#
+# Also the label `slow`: the tests that took 5 s or more each on the
+# project's 2-core machine (NAME=SECONDS below, measured in a full run with
+# ctest -j2; tests/README.md says how to measure again); the seconds are
+# also the test's COST.  tools/run-tests --quick runs everything else
+# (ctest -LE slow).
+#
+# (layout.command is defined from tools/CMakeLists.txt, by
+# tests/layout/CMakeLists.txt's et_layout_command_test, which labels it.)
+#
+# (CMake regular expressions: no \b, no non-greedy; ';' cannot appear.)
+
+# Each line: LABEL@NAME-PATTERN@TEXT-PATTERN (the text pattern may be empty).
+set(et_features
+  "defer@defer|defaults@ENORMOUSTEXT_DEFER"
+  "prime@prime@ENORMOUSTEXT_PRIME|cachestat"
+  "hostwide@enable|hostwide|setup_|systemd|install@ld\\.so\\.preload|enable --all|/etc/enormoustext"
+  "jit@jit|java@--jit|anon:jit"
+  "record@record@ENORMOUSTEXT_RECORD|\" record "
+  "hot@hot@ENORMOUSTEXT_HOT"
+  "memcg@memcg|cgroup@memory\\.max|cgroup\\.procs"
+  "fork@fork@fork_test|fk_prog"
+  "seccomp@seccomp|secure@sk_prog|SECCOMP_MODE_FILTER|ENORMOUSTEXT_SECCOMP"
+  "dlopen@dlopen|dlclose|dlmopen|loader@dlopen_test|dr_probe"
+  "uprobe@uprobe@uprobe_events"
+  "profile@profile@ENORMOUSTEXT_PROFILE"
+  "perfmap@perfmap@ENORMOUSTEXT_PERFMAP"
+  "report@report|outpaths@ENORMOUSTEXT_REPORT"
+  "backend@backend|hugetlb|collapse|thp@ENORMOUSTEXT_BACKEND"
+  "wx@wx|mdwe|execmem@PR_SET_MDWE"
+  "signal@signal|sigreset@"
+  "compare@compare|itlb@--counters"
+  "docs@^docs\\.|docs_|help@"
+  "pkg@package|install@")
+
+set(et_slow_tests
+  fuzz.profile=18 fuzz.perfdata=20 integration.defaults.prime.dirty=9
+  integration.defaults.copies=11 integration.defaults.prime.others=12
+  integration.defaults.prime.overlay=18 integration.defaults.prime.replaced=15
+  integration.defaults.short=10 integration.defaults.shared=15
+  integration.loader.failing=10 integration.musl=28 integration.jit.java=56
+  integration.record.env=7 linker.alone.aarch64_16k=6 linker.runtime.bfd=7
+  linker.runtime.lld=6 integration.record.timer=52 fault.defer-dlopen=5
+  fault.badvalues=19 fault.defer-hot-auto=6 fault.defer-long=8 fault.defer-thp-off=9
+  fault.defer-rate=16 fault.defer-unshare=13 fault.inv-closefrom=6 fault.inv-fds=18
+  fault.prime-mapped-elsewhere=7 fault.rlimits=8 fault.sigreset=14 fault.seccomp-kill=43
+  fault.wx=8 tool_check_script=5 tool_collapse_java=6 tool_compare_verdict=49
+  tool_enable=23 tool_enable_all=21 tool_enable_binary=8 tool_help=10 fault.syscalls=187
+  tool_hostwide_startup=9 tool_install=6 tool_package=8 tool_prime=12 tool_progress=9
+  tool_record=13 tool_profile_import=37 tool_setup_json=7 tool_status_edges=5
+  tool_status_explain=9 tool_systemd_example=6 itlb_model_validation=67
+  integration.jit.thp=8 integration.stress=25 docs.outputs=12 fault.dlclose_race=18
+  fault.fork-pass=20 fault.fork_dlopen_api=21 fault.swaps=30 fault.thp_matrix=8
+  fault.uprobe=19 tool_compare=22)
+
+get_property(et_label_tests DIRECTORY PROPERTY TESTS)
+foreach(et_t IN LISTS et_label_tests)
+  # the test's own source, where its name says which it is
+  string(REGEX REPLACE "^(fault|integration|linker|docs|layout|fuzz|example)\\.|^(tool|unit)_" "" et_rest "${et_t}")
+  set(et_text "")
+  foreach(et_f "${CMAKE_CURRENT_SOURCE_DIR}/${et_rest}.sh" "${CMAKE_CURRENT_SOURCE_DIR}/test_${et_rest}.c"
+               "${CMAKE_CURRENT_SOURCE_DIR}/${et_rest}.c")
+    if(EXISTS "${et_f}")
+      file(READ "${et_f}" et_text)
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${et_f}")
+      break()
+    endif()
+  endforeach()
+  set(et_labels "")
+  foreach(et_rule IN LISTS et_features)
+    string(REGEX MATCH "^([^@]+)@([^@]+)@(.*)$" et_m "${et_rule}")
+    set(et_label "${CMAKE_MATCH_1}")
+    set(et_name_re "${CMAKE_MATCH_2}")
+    set(et_text_re "${CMAKE_MATCH_3}")
+    if(et_t MATCHES "${et_name_re}" OR (NOT et_text_re STREQUAL "" AND et_text MATCHES "${et_text_re}"))
+      list(APPEND et_labels ${et_label})
+    endif()
+  endforeach()
+  # slow, and its seconds as its COST: without a history (a fresh build
+  # directory has no Testing/Temporary/CTestCostData.txt) ctest -j starts
+  # the longest first, so that fault.syscalls (3 minutes) does not begin
+  # last and run alone at the end.
+  foreach(et_s IN LISTS et_slow_tests)
+    if(et_s MATCHES "^(.*)=([0-9]+)$" AND CMAKE_MATCH_1 STREQUAL et_t)
+      list(APPEND et_labels slow)
+      set_tests_properties(${et_t} PROPERTIES COST ${CMAKE_MATCH_2})
+      break()
+    endif()
+  endforeach()
+  if(et_labels)
+    set_property(TEST ${et_t} APPEND PROPERTY LABELS ${et_labels})
+  endif()
+endforeach()
