@@ -1,0 +1,125 @@
+#!/bin/bash
+# tool_daemon — `daemon`: a program's text huge with no code of ours in it.
+# A dynamic program that dlopens a 4.4 MiB congruent library (enormous.ld)
+# and a static program linked with enormous.ld, fresh copies (page cache
+# small): run before the daemon, neither has a byte of text huge (the
+# premise); the daemon (--only this test's directory, so that it primes
+# nothing of the other tests') learns them from their exec, primes the
+# static program at once and the library once no process maps its small
+# pages; run again, plain (no library anywhere), both have their text huge
+# from the page cache.  SIGTERM ends it with status 0; STATE/known names
+# both files, STATE/daemon.json says primed; with the library's windows
+# dropped from the cache, `daemon --once` primes them again from
+# STATE/known.  Bad input: an operand, a relative --only, a bad --delay.
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || skip "the daemon needs root (fanotify on the filesystem)"
+
+t probe -- "$TOOL" status --json --probe-dir "$W"
+expect_rc 0; json "$OUT"
+[ "$(jneed "$OUT.flat" .probes.file.works)" = true ] ||
+	skip "this kernel and filesystem give no huge page-cache folios here: $(jneed "$OUT.flat" .probes.file.detail)"
+
+# ---- bad input
+expect_daemon_bad() {  # PATTERN ARGS...
+	local pat=$1
+	shift
+	t bad -- "$TOOL" daemon "$@"
+	expect_rc 2
+	grep -qE -- "$pat" "$ERR" || fail "daemon $*: stderr does not say /$pat/: $(cat "$ERR")"
+}
+expect_daemon_bad "no operand" extra
+expect_daemon_bad "--only: 'rel' is not an absolute path" --only rel
+expect_daemon_bad "--delay: 'soon' is not a duration" --delay soon
+
+# ---- the programs
+bigdso big.so
+ex=$TT_SRC/../../examples
+cat >"$W/user.c" <<'EOF'
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	void *h = dlopen(argv[1], RTLD_NOW);
+	int (*f)(void) = h ? (int (*)(void))dlsym(h, "big_entry") : NULL;
+	if (!f)
+		return 1;
+	f();
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	if (argc > 2)
+		pause();
+	return 0;
+}
+EOF
+printf '#include <signal.h>\n#include <stdio.h>\n#include <unistd.h>\n#include "bigcode.h"\nint main(int argc, char **argv) { (void)argv; bc_run(); printf("ready %%d\\n", (int)getpid()); fflush(stdout); if (argc > 1) pause(); return 0; }\n' >"$W/st.c"
+"$TT_CC" -O1 -o "$W/user.bin" "$W/user.c" -ldl 2>"$W/user.log" || fail "cannot build the dlopen program: $(head -3 "$W/user.log")"
+"$TT_CC" -O1 -static -I"$ex" -o "$W/st.bin" "$W/st.c" -Wl,-T,"$TT_SRC/../../linker-scripts/enormous.ld" \
+	-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code 2>"$W/st.log" ||
+	skip "no static C library to link a static program with: $(head -2 "$W/st.log")"
+mkdir "$W/run"
+cp "$W/big.so" "$W/run/big.so" && cp "$W/user.bin" "$W/run/user" && cp "$W/st.bin" "$W/run/static" || fail "cannot copy"
+sync
+
+huge_of() {  # PID FILE: kB of FILE's mappings in PID mapped huge from the page cache
+	awk -v f="$2" '/^[0-9a-f]+-[0-9a-f]+ / { mine = ($6 == f); next } mine && /^FilePmdMapped:/ { kb += $2 } END { print kb + 0 }' "/proc/$1/smaps"
+}
+both() {  # NAME [SECS]: run both programs (waiting SECS more), print "LIB_KB STATIC_KB", end them
+	local name=$1 hold=${2:-0}
+	"$W/run/user" "$W/run/big.so" wait >"$W/$name.u.out" 2>&1 </dev/null &
+	local up=$!
+	PIDS+=("$up")
+	"$W/run/static" wait >"$W/$name.s.out" 2>&1 </dev/null &
+	local sp=$!
+	PIDS+=("$sp")
+	wait_line "$W/$name.u.out" '^ready ' 10 "$up" || fail "$name: the dlopen program did not start: $(cat "$W/$name.u.out")"
+	wait_line "$W/$name.s.out" '^ready ' 10 "$sp" || fail "$name: the static program did not start: $(cat "$W/$name.s.out")"
+	sleep "$hold"
+	echo "$(huge_of "$up" "$W/run/big.so") $(huge_of "$sp" "$W/run/static")"
+	kill "$up" "$sp" 2>/dev/null
+	wait "$up" "$sp" 2>/dev/null
+	true
+}
+read -r lib0 st0 < <(both before)
+note "without the daemon: big.so ${lib0} kB, the static program ${st0} kB huge"
+[ "$lib0" = 0 ] && [ "$st0" = 0 ] || fail "fresh copies already huge before the daemon ran: the test would test nothing"
+
+# ---- the daemon
+mkdir "$W/state"
+"$TOOL" daemon --only "$W/run" --state "$W/state" --delay 100ms --verbose >"$W/d.out" 2>"$W/d.err" </dev/null &
+DP=$!
+PIDS+=("$DP")
+wait_line "$W/d.err" 'watching [0-9]+ filesystems?' 10 "$DP" || fail "the daemon did not start: $(cat "$W/d.err")"
+read -r lib1 st1 < <(both learn 0.5)
+note "first run with the daemon: big.so ${lib1} kB, the static program ${st1} kB huge"
+wait_line "$W/d.err" "$W/run/big.so: primed \(3 of 3 windows" 20 "$DP" ||
+	fail "the library was not primed once its holder ended: $(tail -5 "$W/d.err")"
+grep -qE "$W/run/static: primed \(([1-9][0-9]*) of \1 windows" "$W/d.err" || fail "the static program was not primed: $(tail -5 "$W/d.err")"
+read -r lib2 st2 < <(both after)
+note "again, plain: big.so ${lib2} kB, the static program ${st2} kB huge"
+[ "$lib2" -ge 6144 ] || fail "big.so: only $lib2 kB huge after the daemon primed it (3 windows: 6144)"
+[ "$st2" -ge 2048 ] || fail "the static program: only $st2 kB huge after the daemon primed it"
+grep -c "learnt " "$W/d.err" | grep -qx 3 || fail "the daemon learnt other files than the three under --only: $(grep learnt "$W/d.err")"
+
+# ---- SIGTERM, what it kept
+kill -TERM "$DP"
+wait_until 5 bash -c "! kill -0 $DP 2>/dev/null" || fail "the daemon did not end within 5 s of SIGTERM"
+wait "$DP"
+rc=$?
+[ "$rc" = 0 ] || fail "the daemon ended with status $rc after SIGTERM"
+grep -qx "$W/run/big.so" "$W/state/known" && grep -qx "$W/run/static" "$W/state/known" ||
+	fail "STATE/known does not name both files: $(cat "$W/state/known")"
+json "$W/state/daemon.json"
+[ "$(awk -F'\t' '$1 ~ /^\.files\[[0-9]+\]\.state$/ && $3 == "primed"' "$W/state/daemon.json.flat" | wc -l)" = 2 ] ||
+	fail "daemon.json does not say both files are primed: $(grep state "$W/state/daemon.json.flat")"
+
+# ---- --once: primed again from STATE/known
+python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$W/run/big.so"
+t dropped -- "$TOOL" prime --check "$W/run/big.so"
+expect_out "0 of 3 windows" "the library's windows were not dropped from the cache"
+t once -- "$TOOL" daemon --once --state "$W/state"
+expect_rc 0
+t recheck -- "$TOOL" prime --check "$W/run/big.so"
+expect_out "3 of 3 windows of 2M huge" "daemon --once did not prime the library again"
+pass
