@@ -66,7 +66,7 @@ static const struct et_cmd_spec spec = {
 	        "it adds, or for a file already linked with it, how much of the text is\n"
 	        "padding.  Under half a huge page of code (1M for 2M pages) it is not worth it,\n"
 	        "and the advice says so.\n",
-	.sections = { { NULL, options } },
+	.sections = { { NULL, options, NULL } },
 	.tail = "SIZE takes K/M/G suffixes.\n"
 	        "\n"
 	        "Exit status: 0; 1 when a file is missing, not ELF, truncated or corrupt (one\n"

@@ -88,7 +88,7 @@ static const struct et_cmd_spec spec = {
 	         "where none is set); the plain runs have it taken out of LD_PRELOAD.\n"
 	         "COMMAND's input is /dev/null and its output is thrown away; the exit status of\n"
 	         "every run is compared.\n",
-	.sections = { { NULL, options } },
+	.sections = { { NULL, options, NULL } },
 	.tail = "iTLB misses are user-space counts of the whole process tree (PMU: the generic\n"
 	        "iTLB read-miss event, and Intel's itlb_misses.walk_completed or AMD's\n"
 	        "bp_l1_tlb_miss_l2_tlb_miss where the CPU is known), or the model's L1 iTLB\n"

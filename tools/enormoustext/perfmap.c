@@ -49,7 +49,7 @@ static const struct et_cmd_spec spec = {
 	         "moved to anonymous huge pages in process PID, so that perf report names them.\n"
 	         "Reading another user's process needs ptrace read access to it (the same user\n"
 	         "and a dumpable process, or CAP_SYS_PTRACE: root).\n",
-	.sections = { { NULL, options } },
+	.sections = { { NULL, options, NULL } },
 	.tail = "Exit status: 0 done (also when PID has no moved text: nothing is written);\n"
 	        "1 PID does not exist or cannot be read, or FILE cannot be written; 2 usage\n"
 	        "error.\n",

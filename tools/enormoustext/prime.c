@@ -34,7 +34,7 @@ static const struct et_cmd_spec spec = {
 	         "Works on the windows of the text whose file offset and load address agree\n"
 	         "modulo the huge page size (linked with enormous.ld, or shared libraries of\n"
 	         "2 MiB or more).  The file's contents are never changed; no root needed.\n",
-	.sections = { { NULL, options } },
+	.sections = { { NULL, options, NULL } },
 	.tail = "Per file: how many windows are now huge in the page cache, and for the\n"
 	        "others why not (not congruent, pages held by running processes - named by\n"
 	        "PID -, filesystem without huge folios, file open for writing).\n"

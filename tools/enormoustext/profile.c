@@ -67,7 +67,7 @@ static const struct et_cmd_spec show_spec = {
 	.about = "Per object of a profile (from `enormoustext record`), its windows sorted by\n"
 	         "heat with the cumulative share of the samples they cover (what\n"
 	         "ENORMOUSTEXT_HOT_COVERAGE chooses from).\n",
-	.sections = { { NULL, show_opts } },
+	.sections = { { NULL, show_opts, NULL } },
 	.tail = "Exit status: 0 done; 1 FILE cannot be read or is not a valid profile (one line\n"
 	        "naming it and the line at fault), or OUT cannot be written; 2 usage error.\n",
 	.operand = ET_COMP_FILE,
@@ -88,7 +88,7 @@ static const struct et_cmd_spec merge_spec = {
 	.forms = { { NULL, "FILE..." } },
 	.about = "Add up several profiles (runs, machines) into OUT; objects are matched by\n"
 	         "build-id; the profiles must have the same granule.\n",
-	.sections = { { NULL, merge_opts } },
+	.sections = { { NULL, merge_opts, NULL } },
 	.tail = "Exit status: 0 written; 1 a FILE cannot be read or is not a valid profile, or\n"
 	        "OUT cannot be written (nothing is written then); 2 usage error.\n",
 	.operand = ET_COMP_FILE,
@@ -117,7 +117,7 @@ static const struct et_cmd_spec order_spec = {
 	.forms = { { NULL, "PROFILE" } },
 	.about = "The functions of the object FILE (matched by build-id) hottest first, for\n"
 	         "the linker to pack the hot ones together.\n",
-	.sections = { { NULL, order_opts } },
+	.sections = { { NULL, order_opts, NULL } },
 	.tail = "Exit status: 0 done; 1 PROFILE or FILE cannot be read, the profile has no\n"
 	        "samples for FILE, or OUT cannot be written (nothing is written then); 2 usage\n"
 	        "error (--json without -o: the order itself is on standard output).\n",
@@ -174,7 +174,7 @@ static const struct et_cmd_spec import_spec = {
 	.name = "profile import",
 	.forms = { { NULL, "FILE..." } },
 	.about_fn = import_about,
-	.sections = { { NULL, import_opts } },
+	.sections = { { NULL, import_opts, NULL } },
 	.tail = "Exit status: 0 written; 1 a FILE cannot be read, is truncated or corrupt, or\n"
 	        "has no samples (one line naming it), or OUT cannot be written (nothing is\n"
 	        "written then); 2 usage (--json without -o: the profile itself is on standard\n"

@@ -177,7 +177,7 @@ static struct et_cmd_spec spec = {
 	.sections = { { "library options (each sets the variable in brackets; a bad value is a\n"
 	                "usage error, exit 2):",
 	                lib_opts, "[LIBRARY-OPTION VALUE]..." },
-	              { "command options:", cmd_opts } },
+	              { "command options:", cmd_opts, NULL } },
 	.dflt = dflt,
 	.operand = ET_COMP_COMMAND,
 	.in_order = true,

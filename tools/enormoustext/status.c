@@ -357,7 +357,7 @@ static const struct et_cmd_spec spec = {
 	        "/etc/enormoustext/off), and whether each library /etc/ld.so.preload names is\n"
 	        "a whole shared object of this host (its headers and segments within the file).\n"
 	        "A PROGRAM goes with --explain.\n",
-	.sections = { { NULL, options } },
+	.sections = { { NULL, options, NULL } },
 	.tail = "Exit status: 0; 1 PROGRAM cannot be found or read, is not an ELF program\n"
 	        "(nor a script run by one), --root or --probe-dir is not a directory, or a\n"
 	        "library /etc/ld.so.preload names is not a whole shared object (missing, cut\n"
