@@ -4,7 +4,9 @@
 # and a static program linked with enormous.ld, fresh copies (page cache
 # small): run before the daemon, neither has a byte of text huge (the
 # premise); the daemon (--only this test's directory, so that it primes
-# nothing of the other tests') learns them from their exec, primes the
+# nothing of the other tests') learns a process that ran before it started
+# (its first look at /proc) and primes that one's library once it ends;
+# it learns the two programs from their exec, primes the
 # static program at once and the library once no process maps its small
 # pages; run again, plain (no library anywhere), both have their text huge
 # from the page cache.  SIGTERM ends it with status 0; STATE/known names
@@ -85,12 +87,23 @@ read -r lib0 st0 < <(both before)
 note "without the daemon: big.so ${lib0} kB, the static program ${st0} kB huge"
 [ "$lib0" = 0 ] && [ "$st0" = 0 ] || fail "fresh copies already huge before the daemon ran: the test would test nothing"
 
+# a process that runs before the daemon starts: learnt by its first look at /proc
+cp "$W/big.so" "$W/run/early.so" || fail "cannot copy"
+"$W/run/user" "$W/run/early.so" wait >"$W/early.out" 2>&1 </dev/null &
+EP=$!
+PIDS+=("$EP")
+wait_line "$W/early.out" '^ready ' 10 "$EP" || fail "the early program did not start: $(cat "$W/early.out")"
+
 # ---- the daemon
 mkdir "$W/state"
 "$TOOL" daemon --only "$W/run" --state "$W/state" --delay 100ms --verbose >"$W/d.out" 2>"$W/d.err" </dev/null &
 DP=$!
 PIDS+=("$DP")
 wait_line "$W/d.err" 'watching [0-9]+ filesystems?' 10 "$DP" || fail "the daemon did not start: $(cat "$W/d.err")"
+wait_line "$W/d.err" "learnt $W/run/early.so" 10 "$DP" || fail "a process running before the daemon was not learnt: $(cat "$W/d.err")"
+kill "$EP"; wait "$EP" 2>/dev/null
+wait_line "$W/d.err" "$W/run/early.so: primed \(3 of 3 windows" 20 "$DP" ||
+	fail "the early process's library was not primed once it ended: $(tail -5 "$W/d.err")"
 read -r lib1 st1 < <(both learn 0.5)
 note "first run with the daemon: big.so ${lib1} kB, the static program ${st1} kB huge"
 wait_line "$W/d.err" "$W/run/big.so: primed \(3 of 3 windows" 20 "$DP" ||
@@ -100,7 +113,7 @@ read -r lib2 st2 < <(both after)
 note "again, plain: big.so ${lib2} kB, the static program ${st2} kB huge"
 [ "$lib2" -ge 6144 ] || fail "big.so: only $lib2 kB huge after the daemon primed it (3 windows: 6144)"
 [ "$st2" -ge 2048 ] || fail "the static program: only $st2 kB huge after the daemon primed it"
-grep -c "learnt " "$W/d.err" | grep -qx 3 || fail "the daemon learnt other files than the three under --only: $(grep learnt "$W/d.err")"
+grep -c "learnt " "$W/d.err" | grep -qx 4 || fail "the daemon learnt other files than the four under --only: $(grep learnt "$W/d.err")"
 
 # ---- SIGTERM, what it kept
 kill -TERM "$DP"
@@ -111,8 +124,8 @@ rc=$?
 grep -qx "$W/run/big.so" "$W/state/known" && grep -qx "$W/run/static" "$W/state/known" ||
 	fail "STATE/known does not name both files: $(cat "$W/state/known")"
 json "$W/state/daemon.json"
-[ "$(awk -F'\t' '$1 ~ /^\.files\[[0-9]+\]\.state$/ && $3 == "primed"' "$W/state/daemon.json.flat" | wc -l)" = 2 ] ||
-	fail "daemon.json does not say both files are primed: $(grep state "$W/state/daemon.json.flat")"
+[ "$(awk -F'\t' '$1 ~ /^\.files\[[0-9]+\]\.state$/ && $3 == "primed"' "$W/state/daemon.json.flat" | wc -l)" = 3 ] ||
+	fail "daemon.json does not say the three libraries and programs are primed: $(grep state "$W/state/daemon.json.flat")"
 
 # ---- --once: primed again from STATE/known
 python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$W/run/big.so"

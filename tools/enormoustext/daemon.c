@@ -13,6 +13,9 @@
  *      never waits for it; if the daemon dies or hangs, every program runs
  *      as plain); each event hands it the executable, open, whatever mount
  *      namespace the process runs in;
+ *      every 5 s it also looks for processes it has not seen (a
+ *      container whose root was mounted after it started, a program on a
+ *      filesystem it does not watch, what ran before it started);
  *   2. --delay after an exec it reads /proc/PID/maps for the files the
  *      process maps executable (its shared libraries), each opened through
  *      /proc/PID/map_files (the very file the process maps, container or
@@ -43,6 +46,7 @@
 
 #include "core/options.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -412,6 +416,66 @@ static void queue_proc(pid_t pid, uint64_t delay_ns)
 	g_procs[g_nprocs++] = (struct proc){ pid, now_ns() + delay_ns };
 }
 
+/* Every process, every SCAN_NS: the ones it has not seen yet are learnt
+ * as an exec event's would be (a process whose executable's filesystem is
+ * not watched: a container's root mounted after the daemon started, a
+ * network filesystem; the processes that ran before it started). */
+#define SCAN_NS (5ull * 1000000000ull)
+static pid_t *g_seen, *g_seen_next;
+static size_t g_nseen, g_capseen, g_nseen_next, g_capseen_next;
+
+static bool seen_before(pid_t pid)
+{
+	size_t lo = 0, hi = g_nseen;   /* g_seen is sorted (readdir order is not: sorted below) */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g_seen[mid] == pid)
+			return true;
+		if (g_seen[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void scan_procs(uint64_t delay_ns)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return;
+	g_nseen_next = 0;
+	pid_t self = getpid();
+	for (struct dirent *e; (e = readdir(d));) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		pid_t *t = et_tool_grow(g_seen_next, &g_capseen_next, g_nseen_next + 1, sizeof *g_seen_next);
+		if (!t)
+			break;
+		g_seen_next = t;
+		g_seen_next[g_nseen_next++] = (pid_t)pid;
+		if (!seen_before((pid_t)pid))
+			queue_proc((pid_t)pid, delay_ns);
+	}
+	closedir(d);
+	qsort(g_seen_next, g_nseen_next, sizeof *g_seen_next, cmp_pid);
+	pid_t *t = g_seen;
+	size_t c = g_capseen;
+	g_seen = g_seen_next;
+	g_capseen = g_capseen_next;
+	g_nseen = g_nseen_next;
+	g_seen_next = t;
+	g_capseen_next = c;
+}
+
 static void read_events(int fan, uint64_t delay_ns)
 {
 	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
@@ -537,7 +601,13 @@ int et_cmd_daemon(int argc, char **argv)
 	g_dirty = true;
 	prime_known();
 	write_state();
+	uint64_t next_scan = 0;
 	while (!once && !g_stop) {
+		if (now_ns() >= next_scan) {
+			/* the first scan: what runs already, learnt at once */
+			scan_procs(next_scan ? delay_ns : 0);
+			next_scan = now_ns() + SCAN_NS;
+		}
 		uint64_t next = run_due();
 		write_state();
 		int timeout = 1000;
