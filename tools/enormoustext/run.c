@@ -45,6 +45,9 @@ enum {
 struct run_ctx {
 	const char *val[ET_OPT__COUNT];
 	char *joined[ET_OPT__COUNT];   /* storage for repeated glob options */
+	const char *lib_opt;           /* --lib, or NULL */
+	bool dry, json;                /* --dry-run, --json */
+	char vbuf[2];                  /* -v's count as ENORMOUSTEXT_VERBOSE's value */
 };
 
 /* "ENORMOUSTEXT_MIN_BYTES" -> "min-bytes"; "ENORMOUSTEXT" -> "enable". */
@@ -242,155 +245,170 @@ const struct et_cmd_spec *et_cmd_run_spec(void)
 	return &spec;
 }
 
-int et_cmd_run(int argc, char **argv)
+/* One library option's value: a repeated glob option adds to the list,
+ * any other replaces; false (said) when out of memory. */
+static bool set_value(struct run_ctx *c, int id, const char *v)
 {
-	size_t n;
-	const struct et_option_desc *t = et_option_table(&n);
-	struct run_ctx c = { .val = { NULL } };
-	const char *lib_opt = NULL;
-	bool dry = false, json = false;
-	int vcount = 0, rc = ET_EXIT_OK;
-	struct et_args a;
-	et_args_init(&a, et_cmd_run_spec(), argc, argv);
+	if ((id == ET_OPT_INCLUDE || id == ET_OPT_EXCLUDE) && c->val[id] && *v) {
+		/* Repeated glob options add up: one colon-separated list. */
+		size_t len = strlen(c->val[id]) + strlen(v) + 2;
+		char *j = malloc(len);
+		if (!j) {
+			et_tool_err("out of memory");
+			return false;
+		}
+		snprintf(j, len, "%s:%s", c->val[id], v);
+		free(c->joined[id]);
+		c->joined[id] = j;
+		c->val[id] = j;
+	} else {
+		c->val[id] = v ? v : "1";
+	}
+	return true;
+}
+
+/* parse: the options into c (the library's values, the command's own)
+ * and a's operands (COMMAND), then the checks that need nothing but them;
+ * false with *rc the exit status when the command stops here. */
+static bool parse(int argc, char **argv, struct run_ctx *c, struct et_args *a, int *rc)
+{
+	et_args_init(a, et_cmd_run_spec(), argc, argv);
+	int vcount = 0;
 	int o;
-	while ((o = et_args_next(&a)) > 0) {
+	while ((o = et_args_next(a)) > 0) {
 		if (o == OPT_V) {
 			vcount++;
 		} else if (o == OPT_DRY_RUN) {
-			dry = true;
+			c->dry = true;
 		} else if (o == OPT_JSON) {
-			json = true;
+			c->json = true;
 		} else if (o == OPT_LIB) {
-			lib_opt = a.val;
+			c->lib_opt = a->val;
 		} else if (o == OPT_PROFILE_MISSING) {
-			rc = et_tool_usage("option '--profile': this libenormoustext has no profile support yet "
-			                   "(ENORMOUSTEXT_PROFILE is not one of its variables)");
-			goto out;
+			*rc = et_tool_usage("option '--profile': this libenormoustext has no profile support yet "
+			                    "(ENORMOUSTEXT_PROFILE is not one of its variables)");
+			return false;
 		} else if (o >= OPT_TABLE && o < OPT_TABLE + ET_OPT__COUNT) {
-			int id = o - OPT_TABLE;
-			const char *v = a.val;
-			if ((id == ET_OPT_INCLUDE || id == ET_OPT_EXCLUDE) && c.val[id] && *v) {
-				/* Repeated glob options add up: one colon-separated list. */
-				size_t len = strlen(c.val[id]) + strlen(v) + 2;
-				char *j = malloc(len);
-				if (!j) {
-					et_tool_err("out of memory");
-					rc = ET_EXIT_BAD;
-					goto out;
-				}
-				snprintf(j, len, "%s:%s", c.val[id], v);
-				free(c.joined[id]);
-				c.joined[id] = j;
-				c.val[id] = j;
-			} else {
-				c.val[id] = v ? v : "1";
+			if (!set_value(c, o - OPT_TABLE, a->val)) {
+				*rc = ET_EXIT_BAD;
+				return false;
 			}
 		}
 	}
 	if (o < 0) {
-		rc = et_args_exit(o);
-		goto out;
+		*rc = et_args_exit(o);
+		return false;
 	}
-	char vbuf[2] = { (char)('0' + (vcount > 3 ? 3 : vcount)), '\0' };
-	if (vcount && !c.val[ET_OPT_VERBOSE])
-		c.val[ET_OPT_VERBOSE] = vbuf;
-	if (!a.nops) {
-		rc = et_tool_usage("no command to run: give it after the options, e.g. "
-		                   "'enormoustext run --verbose 1 -- myprogram'");
-		goto out;
+	c->vbuf[0] = (char)('0' + (vcount > 3 ? 3 : vcount));
+	c->vbuf[1] = '\0';
+	if (vcount && !c->val[ET_OPT_VERBOSE])
+		c->val[ET_OPT_VERBOSE] = c->vbuf;
+	if (!a->nops) {
+		*rc = et_tool_usage("no command to run: give it after the options, e.g. "
+		                    "'enormoustext run --verbose 1 -- myprogram'");
+		return false;
 	}
-	if (json && !dry) {
-		rc = et_tool_usage("--json goes with --dry-run (a command that runs reports nothing here)");
-		goto out;
+	if (c->json && !c->dry) {
+		*rc = et_tool_usage("--json goes with --dry-run (a command that runs reports nothing here)");
+		return false;
 	}
+	return true;
+}
 
+/* The values as the library will take them, and the files it will use:
+ * true when COMMAND may run; *rc the exit status when not. */
+static bool check_values(const struct run_ctx *c, const struct et_option_desc *t, int *rc)
+{
 	/* Check every value with the library's own parser. */
 	const char *accepts = "";
-	int bad = et_tool_options_bad(c.val, &accepts);
+	int bad = et_tool_options_bad(c->val, &accepts);
 	if (bad >= 0) {
 		char name[40];
 		long_name(t[bad].name, name, sizeof name);
-		rc = et_tool_usage("option '--%s %s' is not valid: it accepts %s", name, c.val[bad], accepts);
-		goto out;
+		*rc = et_tool_usage("option '--%s %s' is not valid: it accepts %s", name, c->val[bad], accepts);
+		return false;
 	}
 	/* The library only says at exit that it could not write the report
 	 * or the recording, and only with a warning that it could not read the
 	 * profile: worth saying now, before COMMAND runs. */
-	if (dir_missing("--report", c.val[ET_OPT_REPORT]) || dir_missing("--record", c.val[ET_OPT_RECORD])) {
-		rc = ET_EXIT_BAD;
-		goto out;
+	if (dir_missing("--report", c->val[ET_OPT_REPORT]) || dir_missing("--record", c->val[ET_OPT_RECORD])) {
+		*rc = ET_EXIT_BAD;
+		return false;
 	}
-	if (c.val[ET_OPT_PROFILE] && *c.val[ET_OPT_PROFILE]) {
-		const char *pf = c.val[ET_OPT_PROFILE];
+	if (c->val[ET_OPT_PROFILE] && *c->val[ET_OPT_PROFILE]) {
+		const char *pf = c->val[ET_OPT_PROFILE];
 		struct stat st;
 		if (access(pf, R_OK) != 0 || stat(pf, &st) != 0) {
 			et_tool_err("--profile %s: %s", pf, strerror(errno));
-			rc = ET_EXIT_BAD;
-			goto out;
+			*rc = ET_EXIT_BAD;
+			return false;
 		}
 		if (!S_ISREG(st.st_mode)) {
 			et_tool_err("--profile %s: not a regular file", pf);
-			rc = ET_EXIT_BAD;
-			goto out;
+			*rc = ET_EXIT_BAD;
+			return false;
 		}
 	}
+	return true;
+}
 
-	char *preload = et_tool_preload(lib_opt);
-	if (!preload) {
-		rc = ET_EXIT_BAD;
-		goto out;
-	}
-	if (dry && json) {
-		struct et_json j;
-		et_json_init(&j, stdout);
-		et_json_obj(&j, NULL);
-		et_json_obj(&j, "environment");
-		et_json_str(&j, "LD_PRELOAD", preload);
-		for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++)
-			if (c.val[i])
-				et_json_str(&j, t[i].name, c.val[i]);
-		et_json_obj_end(&j);
-		et_json_arr(&j, "command");
-		for (int i = 0; i < a.nops; i++)
-			et_json_str(&j, NULL, a.ops[i]);
-		et_json_arr_end(&j);
-		et_json_obj_end(&j);
-		et_json_end(&j);
-		free(preload);
-		goto out;
-	}
-	if (dry) {
-		printf("LD_PRELOAD=");
-		put_word(stdout, preload);
+/* --dry-run --json: the environment and the command as one object. */
+static void print_json(const struct run_ctx *c, const struct et_option_desc *t, size_t n, const char *preload,
+                       const struct et_args *a)
+{
+	struct et_json j;
+	et_json_init(&j, stdout);
+	et_json_obj(&j, NULL);
+	et_json_obj(&j, "environment");
+	et_json_str(&j, "LD_PRELOAD", preload);
+	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++)
+		if (c->val[i])
+			et_json_str(&j, t[i].name, c->val[i]);
+	et_json_obj_end(&j);
+	et_json_arr(&j, "command");
+	for (int i = 0; i < a->nops; i++)
+		et_json_str(&j, NULL, a->ops[i]);
+	et_json_arr_end(&j);
+	et_json_obj_end(&j);
+	et_json_end(&j);
+}
+
+/* --dry-run: the environment and the command as a shell would take them. */
+static void print_text(const struct run_ctx *c, const struct et_option_desc *t, size_t n, const char *preload,
+                       const struct et_args *a)
+{
+	printf("LD_PRELOAD=");
+	put_word(stdout, preload);
+	putchar('\n');
+	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++) {
+		if (!c->val[i])
+			continue;
+		printf("%s=", t[i].name);
+		put_word(stdout, c->val[i]);
 		putchar('\n');
-		for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++) {
-			if (!c.val[i])
-				continue;
-			printf("%s=", t[i].name);
-			put_word(stdout, c.val[i]);
-			putchar('\n');
-		}
-		printf("exec");
-		for (int i = 0; i < a.nops; i++) {
-			putchar(' ');
-			put_word(stdout, a.ops[i]);
-		}
-		putchar('\n');
-		free(preload);
-		goto out;
 	}
+	printf("exec");
+	for (int i = 0; i < a->nops; i++) {
+		putchar(' ');
+		put_word(stdout, a->ops[i]);
+	}
+	putchar('\n');
+}
+
+/* The environment set (LD_PRELOAD, then each value), then COMMAND in
+ * this process's place: returns only when it could not, with the exit
+ * status (1 for the environment, 127 not found, 126 not executable). */
+static int exec_command(const struct run_ctx *c, const struct et_option_desc *t, size_t n, const char *preload,
+                        const struct et_args *a)
+{
 	if (setenv("LD_PRELOAD", preload, 1) != 0) {
 		et_tool_err("cannot set LD_PRELOAD: %s", strerror(errno));
-		free(preload);
-		rc = ET_EXIT_BAD;
-		goto out;
+		return ET_EXIT_BAD;
 	}
-	free(preload);
 	for (size_t i = 0; i < n && i < ET_OPT__COUNT; i++) {
-		if (c.val[i] && setenv(t[i].name, c.val[i], 1) != 0) {
+		if (c->val[i] && setenv(t[i].name, c->val[i], 1) != 0) {
 			et_tool_err("cannot set %s: %s", t[i].name, strerror(errno));
-			rc = ET_EXIT_BAD;
-			goto out;
+			return ET_EXIT_BAD;
 		}
 	}
 	fflush(stdout);
@@ -398,26 +416,47 @@ int et_cmd_run(int argc, char **argv)
 	 * status --explain uses too), then run as execvp runs it: a file the
 	 * kernel cannot execute (no #! line) by /bin/sh */
 	char file[PATH_MAX];
-	int e = et_tool_which(a.ops[0], file, sizeof file);
+	int e = et_tool_which(a->ops[0], file, sizeof file);
 	if (e == 0) {
-		execv(file, a.ops);
+		execv(file, a->ops);
 		e = errno;
 		if (e == ENOEXEC) {
-			char **sh = calloc((size_t)a.nops + 2, sizeof *sh);
+			char **sh = calloc((size_t)a->nops + 2, sizeof *sh);
 			if (sh) {
 				sh[0] = (char *)"/bin/sh";
 				sh[1] = file;
-				for (int i = 1; i < a.nops; i++)
-					sh[i + 1] = a.ops[i];
+				for (int i = 1; i < a->nops; i++)
+					sh[i + 1] = a->ops[i];
 				execv(sh[0], sh);
 				e = errno;
 				free(sh);
 			}
 		}
 	}
-	et_tool_err("%s: %s", a.ops[0], e == ENOENT ? "command not found" : strerror(e));
-	rc = e == ENOENT ? 127 : 126;
-out:
+	et_tool_err("%s: %s", a->ops[0], e == ENOENT ? "command not found" : strerror(e));
+	return e == ENOENT ? 127 : 126;
+}
+
+/* parse -> check -> print (--dry-run) or exec COMMAND. */
+int et_cmd_run(int argc, char **argv)
+{
+	size_t n;
+	const struct et_option_desc *t = et_option_table(&n);
+	struct run_ctx c = { .val = { NULL } };
+	struct et_args a;
+	int rc = ET_EXIT_OK;
+	if (parse(argc, argv, &c, &a, &rc) && check_values(&c, t, &rc)) {
+		char *preload = et_tool_preload(c.lib_opt);
+		if (!preload)
+			rc = ET_EXIT_BAD;
+		else if (c.dry && c.json)
+			print_json(&c, t, n, preload, &a);
+		else if (c.dry)
+			print_text(&c, t, n, preload, &a);
+		else
+			rc = exec_command(&c, t, n, preload, &a);
+		free(preload);
+	}
 	for (int i = 0; i < ET_OPT__COUNT; i++)
 		free(c.joined[i]);
 	return rc;
