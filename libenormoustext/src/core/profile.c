@@ -208,20 +208,11 @@ static bool object_line(const char *l, const char *le)
 	return le - l >= 6 && !memcmp(l, "object", 6);
 }
 
-int et_profile_parse(struct et_profile *p, const char *text, size_t len)
+/* The tables' one scratch mapping, sized from a first pass over the text:
+ * an object per line that starts with "object", an entry per other line;
+ * 0, or -ENOMEM with p->err set and nothing allocated. */
+static int parse_alloc(struct et_profile *p, const char *text, size_t len)
 {
-	memset(p, 0, sizeof *p);
-	if (len == 0) {
-		set_err(p, 1, "empty");
-		return -EINVAL;
-	}
-	/* path_off is 32 bits (et_profile_load refuses far less already) */
-	if (len >= UINT32_MAX) {
-		set_err(p, 1, "too large");
-		return -EFBIG;
-	}
-	/* Upper bounds for the tables, from a first pass: an object per line
-	 * that starts with "object", an entry per other line. */
 	size_t lines = 0, olines = 0;
 	for (const char *s = text, *end = text + len; s < end;) {
 		const char *e = memchr(s, '\n', (size_t)(end - s));
@@ -263,8 +254,136 @@ int et_profile_parse(struct et_profile *p, const char *text, size_t len)
 	 * newlines, so len + 1 bytes are enough; only what they use is touched
 	 * (a copy of the whole file would keep its count lines as well) */
 	p->paths = (char *)p->mem + objs_len + ents_len + slots_len;
-	size_t paths_used = 0;
+	return 0;
+}
 
+/* The header's two lines: [l, le) with its first word ending at w, in
+ * *state 0 (want "enormoustext-profile 1") or 1 (want "granule N");
+ * false with p->err set when it is not the line wanted. */
+static bool parse_header(struct et_profile *p, size_t line, const char *l, const char *w, const char *le,
+                         int *state)
+{
+	size_t wl = (size_t)(w - l);
+	const char *n = skip_blank(w, le);
+	if (*state == 0) {
+		uint64_t v;
+		if (wl != 20 || memcmp(l, "enormoustext-profile", 20) || !parse_num(n, word_end(n, le), 10, &v)) {
+			set_err(p, line, "not an enormoustext profile (expected \"enormoustext-profile 1\")");
+			return false;
+		}
+		if (v != 1) {
+			set_err(p, line, "a profile of another version (this library reads version 1)");
+			return false;
+		}
+		*state = 1;
+		return true;
+	}
+	uint64_t g;
+	if (wl != 7 || memcmp(l, "granule", 7) || !parse_num(n, word_end(n, le), 10, &g) || g < 64 ||
+	    g > (1u << 30) || (g & (g - 1))) {
+		set_err(p, line, "expected \"granule N\", N a power of two from 64 to 1G");
+		return false;
+	}
+	p->granule = g;
+	*state = 2;
+	return true;
+}
+
+/* "object BUILD-ID PATH" (w: the end of "object"): a new object, its
+ * build-id into the hash table and its path after the others (*paths_used
+ * bytes of p->paths so far); false with p->err set when refused. */
+static bool parse_object(struct et_profile *p, size_t line, const char *w, const char *le, size_t *paths_used)
+{
+	const char *b = skip_blank(w, le), *be = word_end(b, le);
+	size_t bl = (size_t)(be - b);
+	if (bl < 2 || bl > 40) {
+		set_err(p, line, "a build-id of 1 to 20 bytes in hex expected after \"object\"");
+		return false;
+	}
+	for (const char *c = b; c < be; c++)
+		if (!is_hex(*c)) {
+			set_err(p, line, "a build-id of 1 to 20 bytes in hex expected after \"object\"");
+			return false;
+		}
+	if (p->nobjs == PROFILE_MAX_OBJECTS) {
+		set_err(p, line, "more than " PROFILE_MAX_OBJECTS_TEXT " objects");
+		return false;
+	}
+	struct et_prof_obj *o = &p->objs[p->nobjs];
+	memset(o, 0, sizeof *o);
+	for (size_t i = 0; i < bl; i++)
+		o->build_id[i] = (char)(b[i] >= 'A' && b[i] <= 'F' ? b[i] - 'A' + 'a' : b[i]);
+	/* o is not in the table yet: a match is an earlier object */
+	uint64_t tag, *slot = bid_slot(p, o->build_id, &tag);
+	if (*slot) {
+		set_err(p, line, "the same build-id twice");
+		return false;
+	}
+	*slot = tag | (uint64_t)(p->nobjs + 1);
+	const char *path = skip_blank(be, le);
+	o->path_off = (uint32_t)*paths_used;
+	o->path_len = (uint32_t)(le - path);
+	memcpy(p->paths + *paths_used, path, o->path_len);
+	p->paths[*paths_used + o->path_len] = '\0';
+	*paths_used += o->path_len + 1;
+	o->first = (uint32_t)p->nents;
+	p->nobjs++;
+	return true;
+}
+
+/* "VADDR COUNT" ([l, w) the address): an entry of the last object; false
+ * with p->err set when refused. */
+static bool parse_count(struct et_profile *p, size_t line, const char *l, const char *w, const char *le)
+{
+	if (p->nobjs == 0) {
+		set_err(p, line, "a count before any \"object\" line");
+		return false;
+	}
+	uint64_t va, cnt;
+	const char *n = skip_blank(w, le), *ne = word_end(n, le);
+	if (!parse_num(l, w, 16, &va) || !parse_num(n, ne, 10, &cnt) || skip_blank(ne, le) != le) {
+		set_err(p, line, "expected \"VADDR COUNT\" (hex address, decimal count)");
+		return false;
+	}
+	if (va & (p->granule - 1)) {
+		set_err(p, line, "an address that does not start a granule");
+		return false;
+	}
+	struct et_prof_obj *o = &p->objs[p->nobjs - 1];
+	if (o->n && va <= p->ents[p->nents - 1].vaddr) {
+		set_err(p, line, "addresses not increasing within the object");
+		return false;
+	}
+	if (o->total > UINT64_MAX - cnt) {
+		set_err(p, line, "counts too large");
+		return false;
+	}
+	p->ents[p->nents].vaddr = va;
+	p->ents[p->nents].count = cnt;
+	p->nents++;
+	o->n++;
+	o->total += cnt;
+	return true;
+}
+
+/* Line by line: the header, then object and count lines (parse_header,
+ * parse_object, parse_count); on a refusal the tables are freed. */
+int et_profile_parse(struct et_profile *p, const char *text, size_t len)
+{
+	memset(p, 0, sizeof *p);
+	if (len == 0) {
+		set_err(p, 1, "empty");
+		return -EINVAL;
+	}
+	/* path_off is 32 bits (et_profile_load refuses far less already) */
+	if (len >= UINT32_MAX) {
+		set_err(p, 1, "too large");
+		return -EFBIG;
+	}
+	int r = parse_alloc(p, text, len);
+	if (r)
+		return r;
+	size_t paths_used = 0;
 	const char *s = text, *end = text + len;
 	/* the first NUL byte, if any: its line is the first line with one */
 	const char *nul = memchr(text, 0, len);
@@ -287,100 +406,15 @@ int et_profile_parse(struct et_profile *p, const char *text, size_t len)
 		if (l == le || *l == '#')
 			continue;
 		const char *w = word_end(l, le);
-		size_t wl = (size_t)(w - l);
-		if (state == 0) {
-			uint64_t v;
-			const char *n = skip_blank(w, le);
-			if (wl != 20 || memcmp(l, "enormoustext-profile", 20) ||
-			    !parse_num(n, word_end(n, le), 10, &v)) {
-				set_err(p, line, "not an enormoustext profile (expected \"enormoustext-profile 1\")");
-				goto bad;
-			}
-			if (v != 1) {
-				set_err(p, line, "a profile of another version (this library reads version 1)");
-				goto bad;
-			}
-			state = 1;
-			continue;
-		}
-		if (state == 1) {
-			uint64_t g;
-			const char *n = skip_blank(w, le);
-			if (wl != 7 || memcmp(l, "granule", 7) || !parse_num(n, word_end(n, le), 10, &g) ||
-			    g < 64 || g > (1u << 30) || (g & (g - 1))) {
-				set_err(p, line, "expected \"granule N\", N a power of two from 64 to 1G");
-				goto bad;
-			}
-			p->granule = g;
-			state = 2;
-			continue;
-		}
-		if (wl == 6 && !memcmp(l, "object", 6)) {
-			const char *b = skip_blank(w, le), *be = word_end(b, le);
-			size_t bl = (size_t)(be - b);
-			if (bl < 2 || bl > 40) {
-				set_err(p, line, "a build-id of 1 to 20 bytes in hex expected after \"object\"");
-				goto bad;
-			}
-			for (const char *c = b; c < be; c++)
-				if (!is_hex(*c)) {
-					set_err(p, line, "a build-id of 1 to 20 bytes in hex expected after \"object\"");
-					goto bad;
-				}
-			if (p->nobjs == PROFILE_MAX_OBJECTS) {
-				set_err(p, line, "more than " PROFILE_MAX_OBJECTS_TEXT " objects");
-				goto bad;
-			}
-			struct et_prof_obj *o = &p->objs[p->nobjs];
-			memset(o, 0, sizeof *o);
-			for (size_t i = 0; i < bl; i++)
-				o->build_id[i] = (char)(b[i] >= 'A' && b[i] <= 'F' ? b[i] - 'A' + 'a' : b[i]);
-			/* o is not in the table yet: a match is an earlier object */
-			uint64_t tag, *slot = bid_slot(p, o->build_id, &tag);
-			if (*slot) {
-				set_err(p, line, "the same build-id twice");
-				goto bad;
-			}
-			*slot = tag | (uint64_t)(p->nobjs + 1);
-			const char *path = skip_blank(be, le);
-			o->path_off = (uint32_t)paths_used;
-			o->path_len = (uint32_t)(le - path);
-			memcpy(p->paths + paths_used, path, o->path_len);
-			p->paths[paths_used + o->path_len] = '\0';
-			paths_used += o->path_len + 1;
-			o->first = (uint32_t)p->nents;
-			p->nobjs++;
-			continue;
-		}
-		/* VADDR COUNT */
-		if (p->nobjs == 0) {
-			set_err(p, line, "a count before any \"object\" line");
+		bool ok;
+		if (state < 2)
+			ok = parse_header(p, line, l, w, le, &state);
+		else if (w - l == 6 && !memcmp(l, "object", 6))
+			ok = parse_object(p, line, w, le, &paths_used);
+		else
+			ok = parse_count(p, line, l, w, le);
+		if (!ok)
 			goto bad;
-		}
-		uint64_t va, cnt;
-		const char *n = skip_blank(w, le), *ne = word_end(n, le);
-		if (!parse_num(l, w, 16, &va) || !parse_num(n, ne, 10, &cnt) || skip_blank(ne, le) != le) {
-			set_err(p, line, "expected \"VADDR COUNT\" (hex address, decimal count)");
-			goto bad;
-		}
-		if (va & (p->granule - 1)) {
-			set_err(p, line, "an address that does not start a granule");
-			goto bad;
-		}
-		struct et_prof_obj *o = &p->objs[p->nobjs - 1];
-		if (o->n && va <= p->ents[p->nents - 1].vaddr) {
-			set_err(p, line, "addresses not increasing within the object");
-			goto bad;
-		}
-		if (o->total > UINT64_MAX - cnt) {
-			set_err(p, line, "counts too large");
-			goto bad;
-		}
-		p->ents[p->nents].vaddr = va;
-		p->ents[p->nents].count = cnt;
-		p->nents++;
-		o->n++;
-		o->total += cnt;
 	}
 	if (state < 2) {
 		set_err(p, line + 1, state == 0 ? "no \"enormoustext-profile 1\" header" : "no \"granule\" line");
