@@ -179,10 +179,8 @@ static void pace(struct et_run *run)
 			       (unsigned long long)((et_now_ns() - (run)->t0_ns) / 1000)); \
 	} while (0)
 
-/* The pipeline over the objects of one pass (run->objs, run->nobjs): plan,
- * check against the mappings, remap, verify, summarise into the objects.
- * The windows table lives only for the pass. */
-void et_pipeline_run(struct et_run *run)
+/* The PMD size, read at the first pass: the size of a window. */
+static void read_pmd_size(struct et_run *run)
 {
 	if (!run->si.pmd_size_read) {
 		et_sysinfo_read_pmd(&run->si, "/");
@@ -191,14 +189,12 @@ void et_pipeline_run(struct et_run *run)
 		if (!run->si.pmd_size_read && floor)
 			run->si.pmd_size = floor;
 	}
-	ET_MARK(run, "pmd size");
-	const uint64_t H = run->si.pmd_size;
-	/* 64 KiB-page arm64 kernels: 512 MiB windows.  Every object is left
-	 * alone, so nothing is copied, padded or touched. */
-	const bool usable = et_pmd_size_usable(H);
-	if (!usable)
-		run->reason = ET_R_PMD_TOO_LARGE;
+}
 
+/* The plan, counting only: each object's windows (none for one skipped),
+ * placed one after another; the windows of them all. */
+static size_t plan_all(struct et_run *run, bool usable)
+{
 	size_t total = 0;
 	for (size_t i = 0; i < run->nobjs; i++) {
 		struct et_object *o = &run->objs[i];
@@ -211,19 +207,14 @@ void et_pipeline_run(struct et_run *run)
 			o->nwindows = 0;
 		total += o->nwindows;
 	}
-	/* Most passes stop here: no object has a whole window, so there is no
-	 * need to read the policy or the (costly) smaps. */
-	ET_MARK(run, "plan");
-	if (total == 0)
-		return;
-	size_t wins_len = total * sizeof(struct et_window);
-	run->wins = et_scratch_alloc(wins_len);
-	if (!run->wins) {
-		run->reason = ET_R_SCRATCH;
-		for (size_t i = 0; i < run->nobjs; i++)
-			run->objs[i].nwindows = 0;
-		return;
-	}
+	return total;
+}
+
+/* The windows planned into run->wins and checked against the mappings
+ * (smaps, read here with the policy): what each object could move, and
+ * an object with less than ENORMOUSTEXT_MIN_BYTES of it left alone. */
+static void check_windows(struct et_run *run, size_t total, uint64_t H)
+{
 	/* Each pass: the policy may have changed, the pool certainly has. */
 	et_sysinfo_read_policy(&run->si, "/");
 	struct et_smaps sm;
@@ -261,7 +252,12 @@ void et_pipeline_run(struct et_run *run)
 		et_verify_file_huge(run, smp);
 		et_smaps_free(&sm);
 	}
-	/* hot windows only */
+}
+
+/* ENORMOUSTEXT_PROFILE (or ENORMOUSTEXT_HOT=auto's): hot windows only;
+ * a profile that cannot be used moves nothing. */
+static void keep_hot(struct et_run *run)
+{
 	int prof = run->again ? 0 : profile_get(run);
 	if (prof > 0) {
 		et_plan_hot(run, &g_profile);
@@ -274,10 +270,13 @@ void et_pipeline_run(struct et_run *run)
 		run->reason = ET_R_PROFILE;
 		run->reason_detail = g_profile.err;
 	}
+}
 
-	if (run->win_limit)
-		pace(run);
-
+/* The candidates moved by the first backend of the chain that takes each;
+ * with no backend, or none but the file where a copy cannot be made
+ * executable, each says why. */
+static void remap_windows(struct et_run *run)
+{
 	enum et_backend chain[4];
 	const char *why = NULL;
 	int nchain = et_backend_chain(&run->si, run->opt.backend, chain, &why);
@@ -319,11 +318,12 @@ void et_pipeline_run(struct et_run *run)
 			if (run->wins[j].candidate && !run->wins[j].remapped)
 				run->wins[j].reason = no_copy;
 	}
-	ET_MARK(run, "remap");
-	et_verify(run);
-	ET_MARK(run, "verify");
-	/* what this pass moved itself; a paced object's are remembered for
-	 * the piece that runs it next */
+}
+
+/* What this pass moved itself; a paced object's are remembered for the
+ * piece that runs it next. */
+static void note_moved(struct et_run *run)
+{
 	for (size_t j = 0; j < run->nwins; j++)
 		if (run->wins[j].remapped && !moved_find(run->wins[j].addr))
 			run->pieces_moved++;
@@ -347,6 +347,44 @@ void et_pipeline_run(struct et_run *run)
 			if (run->wins[o->first_window + k].remapped)
 				moved_add(&run->wins[o->first_window + k]);
 	}
+}
+
+/* The pipeline over the objects of one pass (run->objs, run->nobjs): plan,
+ * check against the mappings, remap, verify, summarise into the objects.
+ * The windows table lives only for the pass. */
+void et_pipeline_run(struct et_run *run)
+{
+	read_pmd_size(run);
+	ET_MARK(run, "pmd size");
+	const uint64_t H = run->si.pmd_size;
+	/* 64 KiB-page arm64 kernels: 512 MiB windows.  Every object is left
+	 * alone, so nothing is copied, padded or touched. */
+	const bool usable = et_pmd_size_usable(H);
+	if (!usable)
+		run->reason = ET_R_PMD_TOO_LARGE;
+	size_t total = plan_all(run, usable);
+	/* Most passes stop here: no object has a whole window, so there is no
+	 * need to read the policy or the (costly) smaps. */
+	ET_MARK(run, "plan");
+	if (total == 0)
+		return;
+	size_t wins_len = total * sizeof(struct et_window);
+	run->wins = et_scratch_alloc(wins_len);
+	if (!run->wins) {
+		run->reason = ET_R_SCRATCH;
+		for (size_t i = 0; i < run->nobjs; i++)
+			run->objs[i].nwindows = 0;
+		return;
+	}
+	check_windows(run, total, H);
+	keep_hot(run);
+	if (run->win_limit)
+		pace(run);
+	remap_windows(run);
+	ET_MARK(run, "remap");
+	et_verify(run);
+	ET_MARK(run, "verify");
+	note_moved(run);
 	et_report_summarise(run);
 	if (run->opt.perfmap) {
 		et_perfmap_write(run);   /* logs a failure itself */
