@@ -418,6 +418,92 @@ static bool hostwide_decide_later(struct et_run *run)
 	return true;
 }
 
+/* Loaded host-wide (/etc/ld.so.preload): a program with too little text
+ * for a window and no variable of the library's in its environment starts
+ * quick, the host's files left for decide_later; any other reads them now
+ * (after the sandbox's check).  True when the constructor is done. */
+ET_STARTUP static bool hostwide_start(struct et_run *run, const struct start_ctx *c)
+{
+	uint64_t seg = 0, fl = et_pmd_size_floor();
+	(void)et_objects_collect(NULL, 0, &seg, &run->quick_text);
+	if (c->nenv == 0 && !c->overflow && fl && seg < fl) {
+		/* the quick start-up below, with the options left for
+		 * decide_later to read (nothing reads them before it) */
+		run->decide_later = hostwide_decide_later;
+		run->ran = true;
+		run->quick = true;
+		run->si.pmd_size = fl;
+		et_pass_start_quick();
+		return true;
+	}
+	/* a seccomp filter in force (systemd's SystemCallFilter=) may
+	 * kill for the readlink the host-wide check makes: stand down
+	 * first, silently (ENORMOUSTEXT_SECCOMP=trust in the
+	 * environment, not the host's settings, says otherwise) */
+	const char *t = env_find(c, "ENORMOUSTEXT_SECCOMP");
+	const char *why = NULL;
+	if (!(t && strcmp(t, "trust") == 0) && et_sandbox_blocks(&why)) {
+		run->reason = ET_R_SANDBOX;
+		run->reason_detail = why;
+		return true;
+	}
+	if (et_hostwide_stands_down()) {
+		run->reason = ET_R_OFF;
+		return true;
+	}
+	return false;
+}
+
+/* A seccomp filter (systemd's SystemCallFilter=, a sandbox the parent
+ * installed) may kill for any call the program never makes: where one
+ * is in force, nothing of the library's makes a call (runtime/sandbox.c).
+ * Asked only where something would act now (a quick start-up makes no
+ * call; a later pass checks again).  True when the library stands down. */
+ET_STARTUP static bool sandbox_stands_down(struct et_run *run, bool silenced)
+{
+	const char *sandbox_why = NULL;
+	if (!et_sandbox_blocks(&sandbox_why))
+		return false;
+	et_log_setup(run->opt.verbose, silenced);
+	run->reason = ET_R_SANDBOX;
+	run->reason_detail = sandbox_why;
+	et_log(1, "%s: the library stands down (no text moved, no sampling, no JIT advice)", sandbox_why);
+	return true;
+}
+
+/* From here on this copy acts or speaks: unless another copy of the
+ * library in this process does.  The warnings kept, then the first pass:
+ * now, or on the deferred worker (nobjs: the objects loaded now). */
+ET_STARTUP static void act_or_speak(struct et_run *run, const struct start_ctx *c, bool silenced, size_t nobjs)
+{
+	if (et_other_find())
+		return;
+	et_log_setup(run->opt.verbose, silenced);
+	for (int i = 0; i < c->nwarn; i++)
+		et_log(0, "%s=%s is not valid: it accepts %s; using the default", c->w[i].name,
+		       c->w[i].value, c->w[i].accepts);
+	warn_unknown(c);
+	/* ENORMOUSTEXT_DEFER: the same work, later, on a worker thread; when
+	 * no thread can be made (seccomp, RLIMIT_NPROC, a static program),
+	 * here and now, with a line that says why. */
+	if (run->opt.enabled && run->opt.hot_auto)
+		hot_auto_start(run);
+	if (run->opt.enabled && run->opt.defer_rate && !run->opt.defer_ns && !run->quick)
+		et_log(0, "ENORMOUSTEXT_DEFER_RATE paces the deferred worker, and ENORMOUSTEXT_DEFER is 0: ignored");
+	if (run->opt.enabled && run->opt.defer_ns && !run->quick) {
+		et_pass_reserve(nobjs + 8);
+		int e = et_defer_start(run->opt.defer_ns, start_and_report, serve, next_due, on_due);
+		if (e == 0)
+			return;
+		char eb[24];
+		et_log(1, "ENORMOUSTEXT_DEFER: no worker thread (%s): text moved at start-up",
+		       et_errno_text(e, eb));
+	}
+	start_and_report();
+}
+
+/* The start-up decisions: off, the host-wide list, the options, the
+ * sandbox, recording and JIT, quick, then act or speak (act_or_speak). */
 ET_STARTUP __attribute__((constructor)) static void et_constructor(void)
 {
 	struct et_run *run = et_pass_state();
@@ -441,35 +527,8 @@ ET_STARTUP __attribute__((constructor)) static void et_constructor(void)
 	 * in its environment, has nothing to move, to arm or to say before its
 	 * first dlopen, which decides (decide_later); it starts as an empty
 	 * preloaded library would (bench/startup-cost --hostwide). */
-	if (et_hostwide_loaded()) {
-		uint64_t seg = 0, fl = et_pmd_size_floor();
-		(void)et_objects_collect(NULL, 0, &seg, &run->quick_text);
-		if (c.nenv == 0 && !c.overflow && fl && seg < fl) {
-			/* the quick start-up below, with the options left for
-			 * decide_later to read (nothing reads them before it) */
-			run->decide_later = hostwide_decide_later;
-			run->ran = true;
-			run->quick = true;
-			run->si.pmd_size = fl;
-			et_pass_start_quick();
-			return;
-		}
-		/* a seccomp filter in force (systemd's SystemCallFilter=) may
-		 * kill for the readlink the host-wide check makes: stand down
-		 * first, silently (ENORMOUSTEXT_SECCOMP=trust in the
-		 * environment, not the host's settings, says otherwise) */
-		const char *t = env_find(&c, "ENORMOUSTEXT_SECCOMP");
-		const char *why = NULL;
-		if (!(t && strcmp(t, "trust") == 0) && et_sandbox_blocks(&why)) {
-			run->reason = ET_R_SANDBOX;
-			run->reason_detail = why;
-			return;
-		}
-		if (et_hostwide_stands_down()) {
-			run->reason = ET_R_OFF;
-			return;
-		}
-	}
+	if (et_hostwide_loaded() && hostwide_start(run, &c))
+		return;
 	et_options_parse(&run->opt, env_get, env_warn, &c);
 	if (run->opt.top_only)
 		strip_own_preload();
@@ -494,21 +553,9 @@ ET_STARTUP __attribute__((constructor)) static void et_constructor(void)
 	 * described, which needs the whole pipeline anyway. */
 	bool quick = floor && max_seg < floor;
 	bool account = run->opt.enabled && (run->opt.verbose >= 2 || run->opt.report);
-
-	/* A seccomp filter (systemd's SystemCallFilter=, a sandbox the parent
-	 * installed) may kill for any call the program never makes: where one
-	 * is in force, nothing of the library's makes a call (runtime/sandbox.c).
-	 * Read only where something would act now (a quick start-up makes no
-	 * call; a later pass checks again). */
-	const char *sandbox_why = NULL;
 	et_sandbox_trust(run->opt.seccomp_trust);
-	if ((run->opt.record || jit || (text && (!quick || account))) && et_sandbox_blocks(&sandbox_why)) {
-		et_log_setup(run->opt.verbose, silenced);
-		run->reason = ET_R_SANDBOX;
-		run->reason_detail = sandbox_why;
-		et_log(1, "%s: the library stands down (no text moved, no sampling, no JIT advice)", sandbox_why);
+	if ((run->opt.record || jit || (text && (!quick || account))) && sandbox_stands_down(run, silenced))
 		return;
-	}
 
 	/* recording is independent of moving text (a baseline can be recorded
 	 * with ENORMOUSTEXT=0) */
@@ -541,31 +588,5 @@ ET_STARTUP __attribute__((constructor)) static void et_constructor(void)
 	}
 	if (!run->opt.enabled && !speak)
 		return;
-
-	/* From here on this copy acts or speaks: unless another copy of the
-	 * library in this process does. */
-	if (et_other_find())
-		return;
-	et_log_setup(run->opt.verbose, silenced);
-	for (int i = 0; i < c.nwarn; i++)
-		et_log(0, "%s=%s is not valid: it accepts %s; using the default", c.w[i].name,
-		       c.w[i].value, c.w[i].accepts);
-	warn_unknown(&c);
-	/* ENORMOUSTEXT_DEFER: the same work, later, on a worker thread; when
-	 * no thread can be made (seccomp, RLIMIT_NPROC, a static program),
-	 * here and now, with a line that says why. */
-	if (run->opt.enabled && run->opt.hot_auto)
-		hot_auto_start(run);
-	if (run->opt.enabled && run->opt.defer_rate && !run->opt.defer_ns && !run->quick)
-		et_log(0, "ENORMOUSTEXT_DEFER_RATE paces the deferred worker, and ENORMOUSTEXT_DEFER is 0: ignored");
-	if (run->opt.enabled && run->opt.defer_ns && !run->quick) {
-		et_pass_reserve(nobjs + 8);
-		int e = et_defer_start(run->opt.defer_ns, start_and_report, serve, next_due, on_due);
-		if (e == 0)
-			return;
-		char eb[24];
-		et_log(1, "ENORMOUSTEXT_DEFER: no worker thread (%s): text moved at start-up",
-		       et_errno_text(e, eb));
-	}
-	start_and_report();
+	act_or_speak(run, &c, silenced, nobjs);
 }
