@@ -41,6 +41,7 @@
  */
 #include "tool.h"
 #include "daemon.h"
+#include "host.h"
 #include "opts.h"
 #include "pagecache.h"
 
@@ -201,7 +202,7 @@ struct proc {
 static struct proc *g_procs;
 static size_t g_nprocs, g_capprocs;
 
-static const char *g_state = "/var/lib/enormoustext";
+static const char *g_state = ET_TOOL_DAEMON_STATE;
 static const char *g_only[16];
 static int g_nonly;
 static bool g_verbose;

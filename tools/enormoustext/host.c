@@ -688,6 +688,45 @@ void et_tool_auto_chain(const struct et_tool_host *s, const char *none, char *ou
 		n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", then " : "", et_backend_name(s->chain[i]));
 }
 
+/* ROOT/var/lib/enormoustext/daemon.json, as daemon.c writes it: one
+ * "pid", then per file a "state" (the words are daemon.c's state_name). */
+static void read_daemon(struct et_tool_host *s)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s%s/daemon.json", s->real ? "" : s->root, ET_TOOL_DAEMON_STATE);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return;
+	char line[PATH_MAX + 64];
+	while (fgets(line, sizeof line, f)) {
+		char *v = strchr(line, ':');
+		if (!v)
+			continue;
+		if (strstr(line, "\"pid\"") && strstr(line, "\"pid\"") < v) {
+			s->dm_known = true;
+			s->dm_pid = strtol(v + 1, NULL, 10);
+		} else if (strstr(line, "\"state\"") && strstr(line, "\"state\"") < v) {
+			s->dm_files++;
+			if (strstr(v, "\"primed\""))
+				s->dm_primed++;
+			else if (strstr(v, "\"pending\""))
+				s->dm_pending++;
+			else if (strstr(v, "\"nothing to prime\""))
+				s->dm_nothing++;
+			else
+				s->dm_gave_up++;
+		}
+	}
+	fclose(f);
+	if (s->real && s->dm_pid > 0) {
+		/* that pid, still the command (not a pid reused since) */
+		char c[64], comm[64];
+		snprintf(c, sizeof c, "/proc/%ld/cmdline", s->dm_pid);
+		long n = et_tool_read(c, comm, sizeof comm);
+		s->dm_running = n > 0 && strstr(comm, "enormoustext") != NULL;
+	}
+}
+
 void et_tool_host_read(struct et_tool_host *s, bool probe, const char *probe_dir, const char *ref)
 {
 	s->real = !strcmp(s->root, "/");
@@ -695,6 +734,7 @@ void et_tool_host_read(struct et_tool_host *s, bool probe, const char *probe_dir
 		probe = false;
 	read_settings(s);
 	read_hostwide(s);
+	read_daemon(s);
 	s->thp.works = s->collapse.works = s->file.p.works = s->file.fresh = -1;
 	if (probe) {
 		probe_thp(s);

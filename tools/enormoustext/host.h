@@ -83,7 +83,16 @@ struct et_tool_host {
 		char problem[256];
 	} hw_libs[ET_TOOL_HW_LIBS];
 	size_t hw_nlibs, hw_broken;
+	/* `enormoustext daemon` (daemon.c), from ROOT/ET_TOOL_DAEMON_STATE/daemon.json:
+	 * there (dm_known), its pid, whether that process runs and is the
+	 * command (only for the real root), its files by state */
+	bool dm_known, dm_running;
+	long dm_pid;
+	unsigned long dm_files, dm_primed, dm_pending, dm_nothing, dm_gave_up;
 };
+
+/* Where `enormoustext daemon` keeps what it learnt, by default. */
+#define ET_TOOL_DAEMON_STATE "/var/lib/enormoustext"
 
 /* The settings of s->root ("/": this system; else a copy of sysfs, and
  * nothing probed), and unless probe is false the probes: the file probe's

@@ -1,0 +1,46 @@
+#!/bin/bash
+# tool_daemon_status — `status` says whether `enormoustext daemon` runs and
+# what it knows, from its state (/var/lib/enormoustext/daemon.json): in a
+# private mount namespace with a tmpfs over /var/lib (the host's state is
+# never touched), before the daemon (not running, nothing known), while it
+# runs with the default state (running, its pid, the files it learnt), after
+# SIGTERM (not running, its last state named); text and --json.
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || skip "needs root (a mount namespace, fanotify)"
+command -v unshare >/dev/null || skip "needs unshare (util-linux)"
+if [ "${ET_DS_INNER:-}" != 1 ]; then
+	ET_DS_INNER=1 ET_DS_W=$W unshare -m --propagation private -- bash "$0"
+	exit $?
+fi
+rmdir "$W" 2>/dev/null
+W=$ET_DS_W
+mount -t tmpfs tmpfs /var/lib || fail "cannot mount a tmpfs over /var/lib"
+mkdir -p "$W/run" && cp "$HOLD" "$W/run/tt_hold" || fail "cannot copy tt_hold"
+
+t before -- "$TOOL" status --no-probe
+expect_rc 0
+expect_out '^  daemon +not running \(enormoustext daemon' "status before the daemon"
+t beforej -- "$TOOL" status --no-probe --json
+json "$OUT"
+[ "$(jneed "$OUT.flat" .hostwide.daemon.running)" = false ] || fail "--json says a daemon runs before one was started"
+
+"$TOOL" daemon --only "$W/run" --delay 50ms >"$W/d.out" 2>"$W/d.err" </dev/null &
+DP=$!
+PIDS+=("$DP")
+wait_line "$W/d.err" 'watching [0-9]+ filesystems?' 10 "$DP" || fail "the daemon did not start: $(cat "$W/d.err")"
+"$W/run/tt_hold" --exit 0 >/dev/null
+wait_until 10 grep -q '"state"' /var/lib/enormoustext/daemon.json || fail "the daemon wrote no file into its state: $(cat /var/lib/enormoustext/daemon.json 2>&1)"
+t running -- "$TOOL" status --no-probe
+expect_rc 0
+expect_out "^  daemon +running \(pid $DP\): 1 file known, " "status while the daemon runs"
+t runningj -- "$TOOL" status --no-probe --json
+json "$OUT"
+[ "$(jneed "$OUT.flat" .hostwide.daemon.running)" = true ] || fail "--json: not running"
+[ "$(jneed "$OUT.flat" .hostwide.daemon.pid)" = "$DP" ] || fail "--json: not its pid"
+[ "$(jneed "$OUT.flat" .hostwide.daemon.files)" = 1 ] || fail "--json: not the 1 file it learnt"
+
+kill -TERM "$DP"
+wait "$DP" || fail "the daemon ended with status $? after SIGTERM"
+t after -- "$TOOL" status --no-probe
+expect_out '^  daemon +not running \(its last state is in /var/lib/enormoustext\)' "status after SIGTERM"
+pass
