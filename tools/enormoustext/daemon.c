@@ -87,7 +87,7 @@ static const struct et_cmd_spec spec = {
 	         "programs and containers included.  Runs in the foreground until SIGTERM or\n"
 	         "SIGINT (the package's enormoustext.service runs it).  Needs root\n"
 	         "(fanotify on the host's filesystems).\n",
-	.sections = { { NULL, options } },
+	.sections = { { NULL, options, NULL } },
 	.tail = "It learns programs from their exec (fanotify FAN_OPEN_EXEC, notification\n"
 	        "only: no program ever waits for it), their shared libraries from\n"
 	        "/proc/PID/maps, and primes each file as `enormoustext prime` does once no\n"
