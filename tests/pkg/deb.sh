@@ -224,7 +224,7 @@ grep -qx stat <<<"$words" && grep -qx status <<<"$words" || fail "the packaged c
 # names the packaged command and library, and systemd-analyze verifies them
 # against the unpacked root (where those paths exist)
 u=lib/systemd/system
-for f in "$u/enormoustext-prometheus.service" "$u/enormoustext-prometheus.timer" \
+for f in "$u/enormoustext.service" "$u/enormoustext-prometheus.service" "$u/enormoustext-prometheus.timer" \
 	usr/share/doc/enormoustext/examples/systemd/mariadb-hugetext.conf; do
 	has enormoustext "$f"
 	! grep -q /usr/local "$R/$f" || fail "the packaged $f names /usr/local: $(grep /usr/local "$R/$f" | head -n1)"
@@ -248,7 +248,9 @@ if command -v systemd-analyze >/dev/null; then
 		cp -rn /lib/systemd/system/. "$V/$u/" && cp /bin/true "$V/bin/true" || fail "cannot make $V"
 	{ printf '[Unit]\nDescription=check\n[Service]\nExecStart=/bin/true\n'
 	  sed -n '/^\[Service\]/,$p' "$dropin" | tail -n +2; } >"$V/etc/systemd/system/hugetext-check.service"
-	systemd-analyze verify --man=no --root="$V" "$u/enormoustext-prometheus.service" "$u/enormoustext-prometheus.timer" \
+	grep -qx "ExecStart=/usr/bin/enormoustext daemon" "$R/$u/enormoustext.service" ||
+		fail "the packaged daemon's unit does not run /usr/bin/enormoustext daemon: $(grep ExecStart "$R/$u/enormoustext.service")"
+	systemd-analyze verify --man=no --root="$V" "$u/enormoustext.service" "$u/enormoustext-prometheus.service" "$u/enormoustext-prometheus.timer" \
 		etc/systemd/system/hugetext-check.service >"$W/verify.log" 2>&1 ||
 		{ cat "$W/verify.log"; fail "systemd-analyze verify --root rejects the packaged units (above)"; }
 	[ ! -s "$W/verify.log" ] || { cat "$W/verify.log"; fail "systemd-analyze verify has something to say of the packaged units (above)"; }
@@ -257,6 +259,29 @@ if command -v systemd-analyze >/dev/null; then
 else
 	say "systemd-analyze is not installed: the packaged units' paths checked, not verified"
 fi
+# the dpkg trigger: interest in where programs live; its postinst, run as
+# dpkg runs it (triggered), primes again the files the daemon knows, in a
+# private mount namespace with a tmpfs over /var/lib (the host's state is
+# never touched); a congruent library (enormous.ld), fresh: 0 of 3 windows
+# huge before, 3 of 3 after
+dpkg-deb -e "$(deb enormoustext)" "$W/ctl-cmd" || fail "dpkg-deb -e enormoustext failed"
+for d in /usr/bin /usr/sbin /usr/lib /usr/libexec; do
+	grep -qx "interest-noawait $d" "$W/ctl-cmd/triggers" || fail "enormoustext's triggers do not name $d: $(cat "$W/ctl-cmd/triggers" 2>&1)"
+done
+printf '#include "bigcode.h"\nint big_entry(void) { return bc_run(); }\n' >"$W/trig.c"
+cc -O1 -fPIC -shared -I"$src/examples" "$W/trig.c" -Wl,-T,"$src/linker-scripts/enormous.ld" -Wl,-z,max-page-size=0x200000 \
+	-Wl,-z,separate-code -o "$W/trig-built.so" && cp "$W/trig-built.so" "$W/trig.so" && sync || fail "cannot build the trigger's library"
+"$cmd" prime --check "$W/trig.so" | grep -q '0 of 3 windows' || fail "the fresh library is already huge: the trigger's check would test nothing"
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	W=$W R=$R L=$L unshare -m --propagation private -- sh -c '
+		mount -t tmpfs tmpfs /var/lib && mkdir -p /var/lib/enormoustext && echo "$W/trig.so" >/var/lib/enormoustext/known &&
+		PATH=$R/usr/bin:$PATH LD_LIBRARY_PATH=$R/$L sh "$W/ctl-cmd/postinst" triggered' || fail "the postinst failed when triggered"
+	"$cmd" prime --check "$W/trig.so" | grep -q '3 of 3 windows' || fail "the triggered postinst did not prime the file the daemon knew: $("$cmd" prime --check "$W/trig.so")"
+	lap "dpkg trigger: its postinst primed the daemon's known file (0 -> 3 of 3 windows huge)"
+else
+	say "not root: the trigger's postinst not run (its interest checked)"
+fi
+
 # the packaged model, used by the packaged command: `compare --counters model`
 # (the tool from the root, with the host's Valgrind core files beside it, as
 # they would be in Valgrind's directory)

@@ -116,7 +116,7 @@ for f in "$src"/libenormoustext/man/*.3; do has_man enormoustext-devel "/usr/sha
 has enormoustext-static "$libdir/libenormoustext.a"
 has_man enormoustext /usr/share/man/man1/enormoustext.1
 for f in /usr/bin/enormoustext /usr/share/bash-completion/completions/enormoustext \
-	"$unitdir/enormoustext-prometheus.service" "$unitdir/enormoustext-prometheus.timer" \
+	"$unitdir/enormoustext.service" "$unitdir/enormoustext-prometheus.service" "$unitdir/enormoustext-prometheus.timer" \
 	/usr/share/doc/enormoustext/examples/systemd/mariadb-hugetext.conf; do
 	has enormoustext "$f"
 done

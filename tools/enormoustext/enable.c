@@ -146,8 +146,8 @@ static const struct et_cmd_spec enable_spec = {
 	        "group or others.  --binary programs act beside it, whatever its globs say.\n"
 	        "\n"
 	        "--list: what this command wrote, and nothing is changed.\n",
-	.sections = { { "for a UNIT:", unit_opts }, { "host-wide (a program, or every one):", binary_opts },
-	              { "all forms:", both_opts } },
+	.sections = { { "for a UNIT:", unit_opts, NULL }, { "host-wide (a program, or every one):", binary_opts, NULL },
+	              { "all forms:", both_opts, NULL } },
 	.tail = "A file there that this command did not write (no\n"
 	        "'" MARKER "' first line) is never replaced.  Exit status: 0 done;\n"
 	        "1 a bad input or a failed write (nothing changed); 2 usage error.\n",
@@ -194,8 +194,8 @@ static const struct et_cmd_spec disable_spec = {
 	        "\n"
 	        "--all: takes every program (the list's '" ET_HOSTWIDE_ALL "' line) out the same way, and\n"
 	        "removes " ET_HOSTWIDE_CONF "; programs of --binary stay.\n",
-	.sections = { { "for a UNIT:", disable_unit_opts }, { "host-wide:", disable_binary_opts },
-	              { "both:", disable_both_opts } },
+	.sections = { { "for a UNIT:", disable_unit_opts, NULL }, { "host-wide:", disable_binary_opts, NULL },
+	              { "both:", disable_both_opts, NULL } },
 	.tail = "Exit status: 0 done; 1 nothing of enable's there, or a failed change; 2\n"
 	        "usage error.\n",
 	.operand = ET_COMP_UNIT,
