@@ -1,15 +1,20 @@
 #!/bin/bash
 # command.sh OBJECTS — the `enormoustext` command's files call each other
-# as bpftool's and git's do: a tree, never a knot.
+# as bpftool's and git's do: a tree, never a knot.  Its folders show the
+# two kinds of rooms (tools/CMakeLists.txt):
 #
 #   main.c       dispatches: the file that defines main(); it calls the
 #                subcommands (et_cmd_*) and shared files
-#   subcommands  a file that defines an et_cmd_* function (run.c, stat.c,
-#                profile.c, ...): it calls shared files only, never another
-#                subcommand's file, never main.c
-#   shared       every other file (ELF facts, the loader's list, the
+#   cmd/         the subcommands: each one's front file (cmd/NAME.c, which
+#                defines et_cmd_NAME...) and its parts (cmd/NAME_*.c); a
+#                subcommand's files call shared files and the files of the
+#                same subcommand only, never another subcommand's, never
+#                main.c; every file that defines an et_cmd_* function is
+#                in cmd/
+#   shared       every file beside cmd/ (ELF facts, the loader's list, the
 #                library to preload, host probes, import formats, the heat
-#                map, messages, ...): it calls shared files only
+#                map, messages, ...): it calls shared files only, never
+#                into cmd/
 #
 # and no two files call each other in a circle, however long.  One owner
 # for opening ELF files with libelf: only elffile.c calls elf_begin,
@@ -17,11 +22,12 @@
 #
 # OBJECTS: the command's object files (a ;-separated list, as CMake's
 # $<TARGET_OBJECTS:enormoustext_tool> gives it), each named after its
-# source file.  The graph is read from the objects themselves (nm: which
-# file defines each symbol, which file uses it; functions and variables
-# alike), so it is what the linker sees, not what the comments say.
-# Prints the graph (and any knot: the files that reach each other) either
-# way; fails on a call against the rules or a cycle.
+# source file, under cmd/ for a subcommand's.  The graph is read from the
+# objects themselves (nm: which file defines each symbol, which file uses
+# it; functions and variables alike), so it is what the linker sees, not
+# what the comments say.  Prints the graph (and any knot: the files that
+# reach each other) either way; fails on a call against the rules or a
+# cycle.
 set -u
 objs=${1:?usage: command.sh OBJECTS}
 W=$(mktemp -d) || exit 2
@@ -29,9 +35,14 @@ trap 'rm -rf "$W"' EXIT
 fail=0
 IFS=';' read -r -a files <<<"$objs"
 [ "${#files[@]}" -ge 10 ] || { echo "FAIL [layout.command]: only ${#files[@]} object files given"; exit 1; }
-mod_of() { # .../enormoustext/run.c.o -> run.c; .../profile.pb-c.c.o -> profile.pb-c.c
+mod_of() { # .../enormoustext/cmd/run.c.o -> cmd/run.c; .../opts.c.o -> opts.c; .../profile.pb-c.c.o -> profile.pb-c.c
 	local p=${1##*/}
-	echo "${p%.o}"
+	case $1 in */cmd/*) echo "cmd/${p%.o}" ;; *) echo "${p%.o}" ;; esac
+}
+group_of() { # cmd/enable_units.c -> enable (the subcommand a file of cmd/ belongs to)
+	local b=${1#cmd/}
+	b=${b%%.*}
+	echo "${b%%_*}"
 }
 : >"$W/defs"
 : >"$W/uses"
@@ -51,10 +62,15 @@ awk '$1 ~ /^et_cmd_/ { print $2 }' "$W/defs.s" | sort -u >"$W/subcommands"
 [ "$(wc -l <"$W/dispatch")" = 1 ] || { echo "FAIL [layout.command]: not one file defines main(): $(tr '\n' ' ' <"$W/dispatch")"; fail=1; }
 class() {
 	if grep -qxF "$1" "$W/dispatch"; then echo dispatch
-	elif grep -qxF "$1" "$W/subcommands"; then echo subcommand
-	else echo shared
+	else case $1 in cmd/*) echo subcommand ;; *) echo shared ;; esac
 	fi
 }
+# every file that defines a subcommand is in cmd/
+while read -r m; do
+	case $m in cmd/*) ;; *) echo "FAIL [layout.command]: $m defines a subcommand (et_cmd_*) but is not in cmd/"; fail=1 ;; esac
+done <"$W/subcommands"
+[ "$(grep -c '^cmd/' <<<"$(for f in "${files[@]}"; do mod_of "$f"; done)")" -ge 10 ] ||
+	{ echo "FAIL [layout.command]: fewer than 10 files under cmd/: the subcommands are not in their folder"; fail=1; }
 
 # edges, user -> definer, with the symbols behind each
 sort "$W/uses" | join - "$W/defs.s" | awk '$2 != $3 { print $2, $3, $1 }' | sort >"$W/calls"
@@ -72,7 +88,8 @@ while read -r a b; do
 	why=""
 	case $ca/$cb in
 	dispatch/subcommand | dispatch/shared | subcommand/shared | shared/shared) ;;
-	subcommand/subcommand) why="a subcommand calls another subcommand's file" ;;
+	subcommand/subcommand)
+		[ "$(group_of "$a")" = "$(group_of "$b")" ] || why="a subcommand calls another subcommand's file" ;;
 	shared/subcommand) why="a shared file calls into a subcommand" ;;
 	*/dispatch) why="main.c dispatches and nothing calls into it" ;;
 	*) why="against the rules ($ca -> $cb)" ;;
@@ -126,4 +143,4 @@ if ! tsort "$W/edges" >/dev/null 2>&1; then
 	fail=1
 fi
 [ $fail = 0 ] || exit 1
-echo "PASS [layout.command]: $(wc -l <"$W/edges") calls between ${#files[@]} files: main.c dispatches to $(wc -l <"$W/subcommands") subcommand files, which call shared files only; no cycle"
+echo "PASS [layout.command]: $(wc -l <"$W/edges") calls between ${#files[@]} files: main.c dispatches to $(wc -l <"$W/subcommands") subcommand files in cmd/, whose files call their own parts and shared files only; no shared file calls into cmd/; no cycle"

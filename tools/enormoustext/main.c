@@ -18,7 +18,6 @@
  * which calls shared files only).
  */
 #include "tool.h"
-#include "daemon.h"
 #include "opts.h"
 
 #include <limits.h>

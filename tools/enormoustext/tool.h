@@ -93,6 +93,7 @@ int et_cmd_collapse(int argc, char **argv);
 int et_cmd_enable(int argc, char **argv);
 int et_cmd_disable(int argc, char **argv);
 int et_cmd_compare(int argc, char **argv);
+int et_cmd_daemon(int argc, char **argv);
 /* Their tables (opts.h): options, usage forms, help (each in its file). */
 struct et_cmd_spec;
 const struct et_cmd_spec *et_cmd_run_spec(void);
@@ -108,6 +109,7 @@ const struct et_cmd_spec *et_cmd_collapse_spec(void);
 const struct et_cmd_spec *et_cmd_enable_spec(void);
 const struct et_cmd_spec *et_cmd_disable_spec(void);
 const struct et_cmd_spec *et_cmd_compare_spec(void);
+const struct et_cmd_spec *et_cmd_daemon_spec(void);
 
 /* ------------------------------------------------------------- JSON */
 

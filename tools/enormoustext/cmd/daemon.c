@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/daemon.c — `enormoustext daemon`: huge text for every
+ * tools/enormoustext/cmd/daemon.c — `enormoustext daemon`: huge text for every
  * program on the host with no code in any process, through the page cache.
  *
  * Once a file's text sits in the page cache as huge folios, the kernel maps
@@ -40,7 +40,6 @@
  * drops a page a process maps or that is dirty (pagecache.c never does).
  */
 #include "tool.h"
-#include "daemon.h"
 #include "host.h"
 #include "opts.h"
 #include "pagecache.h"

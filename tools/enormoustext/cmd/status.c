@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/status.c — `enormoustext status` (options: the table
+ * tools/enormoustext/cmd/status.c — `enormoustext status` (options: the table
  * below; `--explain [PROGRAM]`): what this system
  * allows for huge text, and which backend `auto` picks; with --explain,
  * what to do about it.

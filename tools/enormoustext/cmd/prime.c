@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/prime.c — `enormoustext prime FILE...`: bring a program's text into the page cache as huge folios, so
+ * tools/enormoustext/cmd/prime.c — `enormoustext prime FILE...`: bring a program's text into the page cache as huge folios, so
  * that the kernel maps it huge by itself (pagecache.c does, window by
  * window; --check only looks).
  *

@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/enable_hostwide.c — `enable --binary PATH`,
+ * tools/enormoustext/cmd/enable_hostwide.c — `enable --binary PATH`,
  * `enable --all` and their `disable`: the library for one program, or for
  * every one, host-wide.
  *

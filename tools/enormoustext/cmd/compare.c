@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/compare.c — `enormoustext compare [--runs N] [--json]
+ * tools/enormoustext/cmd/compare.c — `enormoustext compare [--runs N] [--json]
  * -- COMMAND [ARGS...]`: is the library worth it for this program, on this
  * machine?  COMMAND runs plain and with the library, alternated (one
  * warm-up pair first, not counted), and the answer is the ratio of their

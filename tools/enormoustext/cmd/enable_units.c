@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/enable_units.c — `enable UNIT` and `disable UNIT`: a
+ * tools/enormoustext/cmd/enable_units.c — `enable UNIT` and `disable UNIT`: a
  * systemd service's drop-in.
  *
  * The drop-in /etc/systemd/system/UNIT.d/enormoustext.conf, whose first

@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/enable.c — `enormoustext enable` and `disable`: turn
+ * tools/enormoustext/cmd/enable.c — `enormoustext enable` and `disable`: turn
  * the library on for a systemd service, or for one program host-wide, or
  * for every one, persistently, and off again leaving exactly what was
  * there before.  This file is the command's front: its options (the tables

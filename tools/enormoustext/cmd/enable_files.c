@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/enable_files.c — what the parts of `enable` and
+ * tools/enormoustext/cmd/enable_files.c — what the parts of `enable` and
  * `disable` share (enable.h): the report of a run (its lines on stdout,
  * and for --json the files written and the warnings, gathered as it goes),
  * the small files (read whole; written beside and renamed in through

@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/profile.c — `enormoustext profile show|merge|order|
+ * tools/enormoustext/cmd/profile.c — `enormoustext profile show|merge|order|
  * import`: look at a profile (the format of ENORMOUSTEXT_PROFILE, parsed
  * by the library's own parser), combine several, order a file's functions
  * by heat, make one of what other tools recorded.

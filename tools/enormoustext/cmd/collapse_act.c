@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/collapse_act.c — what `enormoustext collapse` does to
+ * tools/enormoustext/cmd/collapse_act.c — what `enormoustext collapse` does to
  * a process (collapse.c drives it, round by round): read its executable
  * mappings from /proc/PID/smaps, trim each to its whole PMD windows or
  * leave it out with the reason, with --profile keep only the windows the

@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/compare_print.c — `compare`'s answer: the runs made
+ * tools/enormoustext/cmd/compare_print.c — `compare`'s answer: the runs made
  * figures (medians, the pairs' ratios and the distribution-free interval
  * of their median), the rule's verdict, and the output (text, or one JSON
  * document).

@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/setup_persist.c — the two boot-time files of
+ * tools/enormoustext/cmd/setup_persist.c — the two boot-time files of
  * `enormoustext setup --persist` and their removal (--undo); setup.c
  * parses the command line and makes the running settings' writes.
  *

@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/collapse.c — `enormoustext collapse PID... [--jit]
+ * tools/enormoustext/cmd/collapse.c — `enormoustext collapse PID... [--jit]
  * [--profile FILE] [--dry-run] [--watch SECONDS] [--json]`: put the
  * executable ranges of running processes on huge pages from outside, with
  * no restart and no preload: process_madvise(MADV_COLLAPSE) (Linux 6.1),

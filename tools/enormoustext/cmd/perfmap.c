@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/perfmap.c — `enormoustext perfmap [-o FILE] [--json]
+ * tools/enormoustext/cmd/perfmap.c — `enormoustext perfmap [-o FILE] [--json]
  * PID`: a perf map for a running process.
  *
  * The text the library moved sits in anonymous mappings, which perf cannot

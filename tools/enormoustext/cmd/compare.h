@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/compare.h — what the files of `enormoustext compare`
+ * tools/enormoustext/cmd/compare.h — what the files of `enormoustext compare`
  * share: one compare's state (struct cmp), a run's measures, the counters'
  * sources, the figures the rule reads.  compare.c parses and sets up and
  * drives; compare_run.c runs COMMAND (one run, the pairs, the extras);

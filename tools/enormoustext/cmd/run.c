@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/run.c — `enormoustext run [options] [--] CMD
+ * tools/enormoustext/cmd/run.c — `enormoustext run [options] [--] CMD
  * [ARGS...]`: exec CMD with libenormoustext preloaded and the options turned
  * into the library's environment variables.
  *

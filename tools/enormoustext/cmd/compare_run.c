@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/compare_run.c — `compare`'s act: COMMAND run once
+ * tools/enormoustext/cmd/compare_run.c — `compare`'s act: COMMAND run once
  * (timed, counted, its smaps sampled, the library's report read), the
  * pairs until the rule is et_compare_settled or the budget spent, and the extras (one
  * untimed pair for the text, the model's run of each).

@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/setup.c — `enormoustext setup [--thp MODE]
+ * tools/enormoustext/cmd/setup.c — `enormoustext setup [--thp MODE]
  *     [--defrag MODE] [--hugetlb SIZE | --hugetlb-pages N]
  *     [--hugetlb-size SIZE] [--force] [--persist | --undo] [--dry-run]
  *     [--root DIR]`: change the system settings huge text depends on, as

@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/stat_print.c — what `enormoustext stat` says of the
+ * tools/enormoustext/cmd/stat_print.c — what `enormoustext stat` says of the
  * processes stat.c read: per process and per object, text and huge bytes
  * by kind, as lines (or --summary's one line a process), JSON, or
  * --prometheus's metrics (the text exposition format, prom.c) with the

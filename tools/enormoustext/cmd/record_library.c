@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/record_library.c — `enormoustext record COMMAND`
+ * tools/enormoustext/cmd/record_library.c — `enormoustext record COMMAND`
  * where perf_event_open is refused (kernel.perf_event_paranoid, a
  * container's seccomp filter): COMMAND runs with the library preloaded and
  * its own recorder on (ENORMOUSTEXT_RECORD: a CPU-time timer and SIGPROF

@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/record.c — `enormoustext record -o FILE -- COMMAND...`:
+ * tools/enormoustext/cmd/record.c — `enormoustext record -o FILE -- COMMAND...`:
  * where a program spends its time, window by window, as a profile for
  * ENORMOUSTEXT_PROFILE.
  *

@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/stat.c — `enormoustext stat PID...` or `stat --all`
+ * tools/enormoustext/cmd/stat.c — `enormoustext stat PID...` or `stat --all`
  * (options: the table below): how much of each process's text is on huge
  * pages, per mapped object, from /proc/PID/smaps (parsed by the library's
  * own smaps reader).

@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/check.c — `enormoustext check`: can a program's or
+ * tools/enormoustext/cmd/check.c — `enormoustext check`: can a program's or
  * library's text go huge, and how to make all of it (check_elf.c's
  * analysis, file by file).
  *

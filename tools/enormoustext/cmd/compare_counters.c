@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/compare_counters.c — where `compare` can count iTLB
+ * tools/enormoustext/cmd/compare_counters.c — where `compare` can count iTLB
  * misses: the hardware PMU (perf_event_open: instructions, the generic
  * iTLB read-miss event, and the vendor's completed-walk event where this
  * CPU is one we know), else the model (itlbgrind under Valgrind, for the

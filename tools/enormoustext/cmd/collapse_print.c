@@ -1,5 +1,5 @@
 /*
- * tools/enormoustext/collapse_print.c — what `enormoustext collapse` says
+ * tools/enormoustext/cmd/collapse_print.c — what `enormoustext collapse` says
  * of each round (collapse.c drives the rounds, collapse_act.c acts): per
  * process a table of its executable mappings (asked, huge before and
  * after, what each is) and one line of totals, or one JSON object; a
