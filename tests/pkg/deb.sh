@@ -259,6 +259,13 @@ if command -v systemd-analyze >/dev/null; then
 else
 	say "systemd-analyze is not installed: the packaged units' paths checked, not verified"
 fi
+# the OCI hook's hooks.d file among the examples: JSON, naming the packaged
+# command's oci-hook at createRuntime
+hook=usr/share/doc/enormoustext/examples/oci/enormoustext.json
+has enormoustext "$hook"
+python3 -c 'import json, sys; h = json.load(open(sys.argv[1])); assert h["hook"]["path"] == "/usr/bin/enormoustext", h; assert h["hook"]["args"][1:] == ["oci-hook"], h; assert h["stages"] == ["createRuntime"], h' \
+	"$R/$hook" 2>"$W/hook.err" || fail "the packaged OCI hook file is not right: $(tail -1 "$W/hook.err")"
+
 # the dpkg trigger: interest in where programs live; its postinst, run as
 # dpkg runs it (triggered), primes again the files the daemon knows, in a
 # private mount namespace with a tmpfs over /var/lib (the host's state is

@@ -117,7 +117,8 @@ has enormoustext-static "$libdir/libenormoustext.a"
 has_man enormoustext /usr/share/man/man1/enormoustext.1
 for f in /usr/bin/enormoustext /usr/share/bash-completion/completions/enormoustext \
 	"$unitdir/enormoustext.service" "$unitdir/enormoustext-prometheus.service" "$unitdir/enormoustext-prometheus.timer" \
-	/usr/share/doc/enormoustext/examples/systemd/mariadb-hugetext.conf; do
+	/usr/share/doc/enormoustext/examples/systemd/mariadb-hugetext.conf \
+	/usr/share/doc/enormoustext/examples/oci/enormoustext.json; do
 	has enormoustext "$f"
 done
 lacks enormoustext '\.so\|/include/'

@@ -91,7 +91,7 @@ expect_bad() {
 	expect_rc "$rc" "$what"
 	n=$(wc -l <"$ERR")
 	[ "$n" -eq 1 ] || fail "$what: $n lines on stderr, expected exactly one"
-	grep -qE -- "^enormoustext( [a-z]+)?: " "$ERR" || fail "$what: the error line does not start with 'enormoustext ...: '"
+	grep -qE -- "^enormoustext( [a-z][a-z-]*)?: " "$ERR" || fail "$what: the error line does not start with 'enormoustext ...: '"
 	grep -qE -- "$re" "$ERR" || fail "$what: the error line does not match /$re/ (it should name the input and say what is wrong)"
 }
 

@@ -39,6 +39,7 @@ static const struct {
 	{ "perfmap", et_cmd_perfmap, et_cmd_perfmap_spec, "write /tmp/perf-PID.map naming the functions in moved text" },
 	{ "prime", et_cmd_prime, et_cmd_prime_spec, "bring text into the page cache as huge folios (zero-copy huge text)" },
 	{ "daemon", et_cmd_daemon, et_cmd_daemon_spec, "keep every running program's text huge in the page cache: no code in any process" },
+	{ "oci-hook", et_cmd_oci_hook, et_cmd_oci_hook_spec, "an OCI runtime hook: prime a container's text before its first process runs" },
 	{ "record", et_cmd_record, et_cmd_record_spec, "run a program and write a profile of where its threads execute" },
 	{ "profile", et_cmd_profile, et_cmd_profile_spec, "show|merge|order|import: hot windows, sums, a link order, perf.data/pprof" },
 	{ "collapse", et_cmd_collapse, et_cmd_collapse_spec, "put running processes' text or JIT code on huge pages, from outside" },
