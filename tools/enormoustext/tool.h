@@ -47,6 +47,7 @@
 #ifndef ET_TOOL_H
 #define ET_TOOL_H
 
+#include <sys/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -151,6 +152,19 @@ size_t et_tool_size_dirs(const char *dir, uint64_t *sizes, size_t cap);
  * not), or NULL when out of memory (or the size overflows), p then kept
  * as it was and still the caller's. */
 void *et_tool_grow(void *p, size_t *cap, size_t need, size_t elem);
+/* files.c: small files read and written whole.  et_tool_slurp: a regular
+ * file (no link followed) in a malloc'd, NUL-terminated buffer, 0 or
+ * -errno; et_tool_read_fd: all of fd (at most max bytes, 0: no bound), the
+ * same; et_tool_write_atomic: data written beside path, fsync'ed, renamed
+ * in (mode for a new file), the directory fsync'ed: 0, or ET_EXIT_BAD after
+ * one line naming path (what was there stays); et_tool_sync_dir: fsync of
+ * the directory that holds path; et_tool_make_parents: mkdir -p of it
+ * (0755): 0, or ET_EXIT_BAD after one line. */
+int et_tool_slurp(const char *path, char **buf, size_t *len);
+int et_tool_read_fd(int fd, char **buf, size_t *len, size_t max);
+int et_tool_write_atomic(const char *path, const char *data, size_t len, mode_t mode);
+void et_tool_sync_dir(const char *path);
+int et_tool_make_parents(const char *path);
 /* Parse a non-negative decimal integer that fills the whole string. */
 int et_tool_parse_u64(const char *s, uint64_t *out);
 /* A process id: decimal digits only, 1..4194304 (PID_MAX_LIMIT); 0 or -1. */

@@ -185,34 +185,9 @@ static void json_str(const char *text, const char *key, char *out, size_t cap)
 
 static char *slurp(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 1 << 16, n = 0;
-	char *b = malloc(cap);
-	for (;;) {
-		if (!b)
-			break;
-		if (n + 1 >= cap) {
-			char *nb = realloc(b, cap *= 2);
-			if (!nb) {
-				free(b);
-				b = NULL;
-				break;
-			}
-			b = nb;
-		}
-		ssize_t r = read(fd, b + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (b)
-		b[n] = '\0';
-	return b;
+	char *b;
+	size_t n;
+	return et_tool_slurp(path, &b, &n) == 0 ? b : NULL;
 }
 
 /*

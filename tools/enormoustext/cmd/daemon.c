@@ -34,8 +34,8 @@
  * are not watched.
  *
  * Owns: `daemon`: its options, the watch, the table of files it knows.
- * May call: pagecache.c (et_tool_prime_file), core (sysinfo, options'
- * duration parser, json), msg.c, common.c.
+ * May call: pagecache.c (et_tool_prime_file), files.c (its state written
+ * whole), core (sysinfo, options' duration parser, json), msg.c, common.c.
  * Never: blocks or slows a program (no permission events); changes a file;
  * drops a page a process maps or that is dirty (pagecache.c never does).
  */
@@ -341,25 +341,29 @@ static void learn_maps(pid_t pid)
 
 /* ---- what it knows: STATE/known and STATE/daemon.json ----------------- */
 
+/* STATE/known and STATE/daemon.json, each written whole (files.c): a
+ * reader (status, the next start) never sees half of one. */
 static void write_state(void)
 {
 	if (!g_dirty)
 		return;
 	g_dirty = false;
-	char tmp[PATH_MAX], dst[PATH_MAX];
-	snprintf(tmp, sizeof tmp, "%s/.known.tmp", g_state);
-	snprintf(dst, sizeof dst, "%s/known", g_state);
-	FILE *f = fopen(tmp, "we");
-	if (f) {
-		for (size_t i = 0; i < g_nfiles; i++)
-			if (g_files[i].host && (g_files[i].state == F_PRIMED || g_files[i].state == F_PENDING))
-				fprintf(f, "%s\n", g_files[i].path);
-		if (fclose(f) == 0)
-			(void)rename(tmp, dst);
+	char dst[PATH_MAX], *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	for (size_t i = 0; i < g_nfiles; i++)
+		if (g_files[i].host && (g_files[i].state == F_PRIMED || g_files[i].state == F_PENDING))
+			fprintf(f, "%s\n", g_files[i].path);
+	if (fclose(f) == 0) {
+		snprintf(dst, sizeof dst, "%s/known", g_state);
+		(void)et_tool_write_atomic(dst, text ? text : "", len, 0644);
 	}
-	snprintf(tmp, sizeof tmp, "%s/.daemon.json.tmp", g_state);
-	snprintf(dst, sizeof dst, "%s/daemon.json", g_state);
-	f = fopen(tmp, "we");
+	free(text);
+	text = NULL;
+	len = 0;
+	f = open_memstream(&text, &len);
 	if (!f)
 		return;
 	struct et_json j;
@@ -381,8 +385,11 @@ static void write_state(void)
 	et_json_arr_end(&j);
 	et_json_obj_end(&j);
 	et_json_end(&j);
-	if (fclose(f) == 0)
-		(void)rename(tmp, dst);
+	if (fclose(f) == 0) {
+		snprintf(dst, sizeof dst, "%s/daemon.json", g_state);
+		(void)et_tool_write_atomic(dst, text, len, 0644);
+	}
+	free(text);
 }
 
 /* STATE/known: the files primed before, primed again now. */

@@ -77,16 +77,12 @@ void et_enable_warn(struct ctx *c, const char *fmt, ...) __attribute__((format(p
 void et_enable_rooted(const struct ctx *c, char *out, size_t cap, const char *path);
 /* The whole file (a regular file, no link followed) in a malloc'd buffer,
  * NUL-terminated; 0 or -errno (-EINVAL: not a regular file). */
-int et_enable_slurp(const char *path, char **buf, size_t *len);
 /* Does buf begin with MARKER? */
 bool et_enable_has_marker(const char *buf);
 /* fsync of the directory that holds path. */
-void et_enable_sync_dir(const char *path);
 /* path written beside and renamed in, mode, fsync'ed, and its directory:
  * 0, or ET_EXIT_BAD after one line naming path (what was there stays). */
-int et_enable_write_atomic(const char *path, const char *data, size_t len, mode_t mode);
 /* mkdir -p of the directory that holds path (0755); 0 or ET_EXIT_BAD. */
-int et_enable_make_parents(const char *path);
 /* rmdir the directory that holds path, and its parents up to and not
  * including stop, while they are empty. */
 void et_enable_remove_empty_parents(const char *path, const char *stop);

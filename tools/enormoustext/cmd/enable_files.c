@@ -69,135 +69,11 @@ void et_enable_rooted(const struct ctx *c, char *out, size_t cap, const char *pa
 	snprintf(out, cap, "%s%s", c->root, path);
 }
 
-/* The whole file in a malloc'd buffer (NUL-terminated); 0 or -errno. */
-int et_enable_slurp(const char *path, char **buf, size_t *len)
-{
-	*buf = NULL;
-	*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	size_t cap = (size_t)st.st_size + 1, n = 0;
-	char *b = malloc(cap + 1);
-	for (;;) {
-		if (!b) {
-			close(fd);
-			return -ENOMEM;
-		}
-		ssize_t r = read(fd, b + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(b);
-			close(fd);
-			return -e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n == cap) {
-			cap *= 2;
-			char *nb = realloc(b, cap + 1);
-			if (!nb)
-				free(b);
-			b = nb;
-		}
-	}
-	close(fd);
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	return 0;
-}
-
 bool et_enable_has_marker(const char *buf)
 {
 	return !strncmp(buf, MARKER, strlen(MARKER));
 }
 
-void et_enable_sync_dir(const char *path)
-{
-	char dir[PATH_MAX];
-	if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
-		return;   /* longer than any path the kernel takes */
-	char *s = strrchr(dir, '/');
-	if (!s)
-		return;
-	if (s == dir)
-		s[1] = '\0';
-	else
-		*s = '\0';
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
-/* path written beside and renamed in, mode, fsync'ed: 0, or ET_EXIT_BAD
- * after one line naming path (what was there stays). */
-int et_enable_write_atomic(const char *path, const char *data, size_t len, mode_t mode)
-{
-	struct et_out o;
-	int e = et_out_open(&o, path, ET_OUT_NOFOLLOW | ET_OUT_FILES_ONLY);
-	if (e) {
-		et_tool_out_error(path, &o, e);
-		return ET_EXIT_BAD;
-	}
-	e = et_out_write(&o, data, len);
-	if (!e && o.mode == ET_OUT_REPLACE && fchmod(o.fd, mode) != 0)
-		e = -errno;
-	if (!e && fsync(o.fd) != 0)
-		e = -errno;
-	if (e) {
-		et_out_abort(&o);
-		et_tool_out_error(path, NULL, e);
-		return ET_EXIT_BAD;
-	}
-	e = et_out_commit(&o);
-	if (e) {
-		et_tool_out_error(path, &o, e);
-		return ET_EXIT_BAD;
-	}
-	et_enable_sync_dir(path);
-	return 0;
-}
-
-/* mkdir -p of the directory that holds path (0755); 0 or ET_EXIT_BAD. */
-int et_enable_make_parents(const char *path)
-{
-	char d[PATH_MAX];
-	snprintf(d, sizeof d, "%s", path);
-	char *s = strrchr(d, '/');
-	if (!s || s == d)
-		return 0;
-	*s = '\0';
-	for (char *p = d + 1;; p++) {
-		if (*p == '/' || *p == '\0') {
-			char keep = *p;
-			*p = '\0';
-			struct stat st;
-			if (mkdir(d, 0755) != 0 && errno != EEXIST) {
-				et_tool_err("cannot make the directory %s: %s", d, strerror(errno));
-				return ET_EXIT_BAD;
-			}
-			if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
-				et_tool_err("%s: not a directory", d);
-				return ET_EXIT_BAD;
-			}
-			*p = keep;
-			if (!keep)
-				break;
-		}
-	}
-	return 0;
-}
 
 /* rmdir the directory that holds path, and its parents up to and not
  * including stop, while they are empty. */
@@ -229,7 +105,7 @@ int et_enable_remove_file(struct ctx *c, const char *path)
 		et_tool_err("%s: cannot remove: %s", path, strerror(errno));
 		return ET_EXIT_BAD;
 	}
-	et_enable_sync_dir(path);
+	et_tool_sync_dir(path);
 	et_enable_say(c, "removed %s\n", path);
 	et_enable_event(c, "remove", path, NULL, NULL);
 	return 0;

@@ -91,7 +91,7 @@ static int list_read(const struct hw *h, struct list *l)
 	memset(l, 0, sizeof *l);
 	char *buf;
 	size_t len;
-	int e = et_enable_slurp(h->list, &buf, &len);
+	int e = et_tool_slurp(h->list, &buf, &len);
 	if (e == -ENOENT)
 		return 0;
 	if (e) {
@@ -215,7 +215,7 @@ static int make_link(const struct hw *h, bool *made, bool *changed)
 		et_tool_err("%s: exists and is not a symbolic link: not replaced", h->link);
 		return ET_EXIT_BAD;
 	}
-	if (et_enable_make_parents(h->link))
+	if (et_tool_make_parents(h->link))
 		return ET_EXIT_BAD;
 	char tmp[PATH_MAX + 80];
 	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", h->link, (long)getpid());
@@ -225,7 +225,7 @@ static int make_link(const struct hw *h, bool *made, bool *changed)
 		unlink(tmp);
 		return ET_EXIT_BAD;
 	}
-	et_enable_sync_dir(h->link);
+	et_tool_sync_dir(h->link);
 	*made = n <= 0;
 	*changed = true;
 	return 0;
@@ -309,7 +309,7 @@ static int enable_entry(struct ctx *c, const char *real)
 		listed |= !strcmp(l.p[i], real);
 	char *cur = NULL;
 	size_t clen = 0;
-	int e = et_enable_slurp(h.preload, &cur, &clen);
+	int e = et_tool_slurp(h.preload, &cur, &clen);
 	if (e && e != -ENOENT) {
 		et_tool_err("%s: %s: not changed", h.preload, e == -EINVAL ? "not a regular file" : strerror(-e));
 		list_free(&l);
@@ -367,7 +367,7 @@ static int enable_entry(struct ctx *c, const char *real)
 		}
 		goto out;
 	}
-	if ((rc = et_enable_make_parents(h.list)) != 0 || (rc = et_enable_write_atomic(h.list, lt, ltlen, 0644)) != 0)
+	if ((rc = et_tool_make_parents(h.list)) != 0 || (rc = et_tool_write_atomic(h.list, lt, ltlen, 0644)) != 0)
 		goto out;
 	et_enable_event(c, changed ? "link" : "unchanged", h.link, "target", h.lib);
 	et_enable_say(c, "%s %s in %s\n", listed ? "already listed:" : "listed", strcmp(real, ET_HOSTWIDE_ALL) ? real :
@@ -382,15 +382,15 @@ static int enable_entry(struct ctx *c, const char *real)
 	struct stat st;
 	mode_t mode = had && stat(h.preload, &st) == 0 ? (st.st_mode & 07777) : 0644;
 	if (had) {
-		rc = et_enable_write_atomic(h.backup, cur, clen, mode);
+		rc = et_tool_write_atomic(h.backup, cur, clen, mode);
 		unlink(h.none);
 	} else {
 		static const char note[] = MARKER " there was no " ET_HOSTWIDE_PRELOAD " before\n";
-		rc = et_enable_write_atomic(h.none, note, sizeof note - 1, 0644);
+		rc = et_tool_write_atomic(h.none, note, sizeof note - 1, 0644);
 		unlink(h.backup);
 	}
 	if (!rc)
-		rc = et_enable_write_atomic(h.preload, next, nlen, mode);
+		rc = et_tool_write_atomic(h.preload, next, nlen, mode);
 	if (rc) {
 		/* the list as it was: nothing half-done */
 		if (!listed && !l.exists) {
@@ -400,7 +400,7 @@ static int enable_entry(struct ctx *c, const char *real)
 			size_t plen;
 			char *pt = list_text(&l, &plen);
 			if (pt)
-				et_enable_write_atomic(h.list, pt, plen, 0644);
+				et_tool_write_atomic(h.list, pt, plen, 0644);
 			free(pt);
 		}
 		goto out;
@@ -451,9 +451,9 @@ static int last_one_out(struct ctx *c, struct hw *h)
 	int rc = 0;
 	char *cur = NULL, *orig = NULL;
 	size_t clen = 0, olen = 0;
-	int e = et_enable_slurp(h->preload, &cur, &clen);
+	int e = et_tool_slurp(h->preload, &cur, &clen);
 	bool had_cur = e == 0;
-	int eo = et_enable_slurp(h->backup, &orig, &olen);
+	int eo = et_tool_slurp(h->backup, &orig, &olen);
 	bool had_orig = eo == 0;
 	bool noted = access(h->none, F_OK) == 0;
 	char entry[PATH_MAX + 64] = "";
@@ -497,7 +497,7 @@ static int last_one_out(struct ctx *c, struct hw *h)
 		goto out;
 	}
 	if (as_written && had_orig) {
-		if ((rc = et_enable_write_atomic(h->preload, orig, olen, mode)) != 0)
+		if ((rc = et_tool_write_atomic(h->preload, orig, olen, mode)) != 0)
 			goto out;
 		et_enable_say(c, "put back %s as it was before (from %s)\n", h->preload, h->backup);
 		et_enable_event(c, "put back", h->preload, "from", h->backup);
@@ -507,13 +507,13 @@ static int last_one_out(struct ctx *c, struct hw *h)
 			rc = ET_EXIT_BAD;
 			goto out;
 		}
-		et_enable_sync_dir(h->preload);
+		et_tool_sync_dir(h->preload);
 		et_enable_say(c, "removed %s (there was none before)\n", h->preload);
 		et_enable_event(c, "remove", h->preload, NULL, NULL);
 	} else if (had_cur && entry[0] && preload_has(cur, entry)) {
 		size_t nlen;
 		char *n = preload_without(cur, entry, &nlen);
-		if (!n || (rc = et_enable_write_atomic(h->preload, n, nlen, stat(h->preload, &st) == 0 ? st.st_mode & 07777 : 0644))) {
+		if (!n || (rc = et_tool_write_atomic(h->preload, n, nlen, stat(h->preload, &st) == 0 ? st.st_mode & 07777 : 0644))) {
 			free(n);
 			rc = ET_EXIT_BAD;
 			goto out;
@@ -605,7 +605,7 @@ int et_disable_binary(struct ctx *c, const char *path)
 		if (c->dry) {
 			et_enable_say(c, "would write %s:\n%s", h.list, t ? t : "");
 			et_enable_event(c, "would write", h.list, NULL, NULL);
-		} else if (!t || (rc = et_enable_write_atomic(h.list, t, len, 0644)) == 0) {
+		} else if (!t || (rc = et_tool_write_atomic(h.list, t, len, 0644)) == 0) {
 			et_enable_say(c, "removed %s from %s (%zu program%s left)\n", c->all ? ET_HOSTWIDE_ALL " (every program)" : real,
 			    h.list, l.n, et_tool_s(l.n));
 			et_enable_event(c, "write", h.list, NULL, NULL);
@@ -667,7 +667,7 @@ int et_enable_all(struct ctx *c)
 	snprintf(c->binary, sizeof c->binary, "%s", "");
 	char *old = NULL;
 	size_t olen = 0;
-	int e = et_enable_slurp(conf, &old, &olen);
+	int e = et_tool_slurp(conf, &old, &olen);
 	if (e && e != -ENOENT) {
 		et_tool_err("%s: %s: not changed", conf, e == -EINVAL ? "not a regular file" : strerror(-e));
 		return ET_EXIT_BAD;
@@ -697,12 +697,12 @@ int et_enable_all(struct ctx *c)
 		et_enable_say(c, "would write %s:\n%s", conf, text);
 		et_enable_event(c, "would write", conf, NULL, NULL);
 		rc = enable_entry(c, ET_HOSTWIDE_ALL);
-	} else if ((rc = et_enable_make_parents(conf)) == 0 && (rc = et_enable_write_atomic(conf, text, tlen, 0644)) == 0) {
+	} else if ((rc = et_tool_make_parents(conf)) == 0 && (rc = et_tool_write_atomic(conf, text, tlen, 0644)) == 0) {
 		rc = enable_entry(c, ET_HOSTWIDE_ALL);
 		if (rc) {
 			/* the settings as they were: nothing half-done */
 			if (old)
-				et_enable_write_atomic(conf, old, olen, 0644);
+				et_tool_write_atomic(conf, old, olen, 0644);
 			else
 				unlink(conf);
 		} else {
@@ -725,7 +725,7 @@ int et_disable_all(struct ctx *c)
 	et_enable_rooted(c, conf, sizeof conf, ET_HOSTWIDE_CONF);
 	char *old = NULL;
 	size_t olen = 0;
-	int e = et_enable_slurp(conf, &old, &olen);
+	int e = et_tool_slurp(conf, &old, &olen);
 	bool ours = e == 0 && et_enable_has_marker(old);
 	free(old);
 	int rc = et_disable_binary(c, "");
@@ -758,7 +758,7 @@ int et_enable_list_hostwide(const struct ctx *c, struct et_json *j, bool *any)
 	hw_paths(c, &h);
 	char *cur = NULL, entry[PATH_MAX + 64] = "";
 	size_t clen;
-	if (et_enable_slurp(h.preload, &cur, &clen) == 0)
+	if (et_tool_slurp(h.preload, &cur, &clen) == 0)
 		(void)et_tool_preload_entry(cur, entry, sizeof entry);
 	free(cur);
 	struct list l;
@@ -794,7 +794,7 @@ int et_enable_list_hostwide(const struct ctx *c, struct et_json *j, bool *any)
 	et_enable_rooted(c, conf, sizeof conf, ET_HOSTWIDE_CONF);
 	char *text = NULL;
 	size_t tlen;
-	bool have_conf = et_enable_slurp(conf, &text, &tlen) == 0 && et_enable_has_marker(text);
+	bool have_conf = et_tool_slurp(conf, &text, &tlen) == 0 && et_enable_has_marker(text);
 	if (c->json)
 		et_json_obj(j, "settings");
 	if (have_conf) {

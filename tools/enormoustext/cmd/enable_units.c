@@ -130,7 +130,7 @@ static void parse_unit_file(const char *path, struct unit_facts *u)
 {
 	char *buf;
 	size_t len;
-	if (et_enable_slurp(path, &buf, &len) != 0)
+	if (et_tool_slurp(path, &buf, &len) != 0)
 		return;
 	bool service = false;
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
@@ -535,7 +535,7 @@ int et_enable_unit(struct ctx *c, const char *unit_arg)
 	if (lstat(path, &st) == 0) {
 		char *old;
 		size_t olen;
-		int e = S_ISREG(st.st_mode) ? et_enable_slurp(path, &old, &olen) : -EINVAL;
+		int e = S_ISREG(st.st_mode) ? et_tool_slurp(path, &old, &olen) : -EINVAL;
 		if (e) {
 			et_tool_err("%s: %s: not replaced", path, e == -EINVAL ? "not a regular file" : strerror(-e));
 			free(text);
@@ -556,9 +556,9 @@ int et_enable_unit(struct ctx *c, const char *unit_arg)
 		free(text);
 		return 0;
 	}
-	rc = et_enable_make_parents(path);
+	rc = et_tool_make_parents(path);
 	if (!rc)
-		rc = et_enable_write_atomic(path, text, tlen, 0644);
+		rc = et_tool_write_atomic(path, text, tlen, 0644);
 	free(text);
 	if (rc)
 		return rc;
@@ -578,7 +578,7 @@ int et_disable_unit(struct ctx *c, const char *unit_arg)
 	snprintf(path, sizeof path, "%s/etc/systemd/system/%s.d/" DROPIN, c->root, unit);
 	char *old;
 	size_t olen;
-	int e = et_enable_slurp(path, &old, &olen);
+	int e = et_tool_slurp(path, &old, &olen);
 	if (e == -ENOENT) {
 		et_tool_err("%s: no such file: %s is not enabled", path, unit);
 		return ET_EXIT_BAD;
@@ -626,7 +626,7 @@ size_t et_enable_list_units(const struct ctx *c, struct et_json *j)
 		size_t len;
 		if (dl > 2 && !strcmp(d + dl - 2, ".d") &&
 		    snprintf(path, sizeof path, "%s/%s/" DROPIN, dir, d) < (int)sizeof path &&
-		    et_enable_slurp(path, &buf, &len) == 0 && et_enable_has_marker(buf)) {
+		    et_tool_slurp(path, &buf, &len) == 0 && et_enable_has_marker(buf)) {
 			char unit[300];
 			snprintf(unit, sizeof unit, "%.*s", (int)(dl - 2), d);
 			if (c->json) {

@@ -107,26 +107,12 @@ static long json_number(const char *text, const char *key)
 	return strtol(p, NULL, 10);
 }
 
-static char *slurp(FILE *f, size_t max)
+/* All of fd (at most max bytes) in a malloc'd buffer, or NULL. */
+static char *slurp(int fd, size_t max)
 {
-	size_t cap = 4096, n = 0;
-	char *b = malloc(cap);
-	while (b) {
-		size_t got = fread(b + n, 1, cap - n - 1, f);
-		n += got;
-		if (got == 0 || n >= max)
-			break;
-		if (n + 1 == cap) {
-			char *t = realloc(b, cap * 2);
-			if (!t)
-				break;
-			b = t;
-			cap *= 2;
-		}
-	}
-	if (b)
-		b[n] = '\0';
-	return b;
+	char *b;
+	size_t n;
+	return et_tool_read_fd(fd, &b, &n, max) == 0 ? b : NULL;
 }
 
 /* The container's root: /proc/PID/root, or BUNDLE/config.json's root.path. */
@@ -142,11 +128,11 @@ static bool find_root(const char *state, char *root, size_t cap)
 	if (!json_string(state, "bundle", bundle, sizeof bundle))
 		return false;
 	snprintf(cfgp, sizeof cfgp, "%s/config.json", bundle);
-	FILE *f = fopen(cfgp, "re");
-	if (!f)
+	int fd = open(cfgp, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return false;
-	char *cfg = slurp(f, 16u << 20);
-	fclose(f);
+	char *cfg = slurp(fd, 16u << 20);
+	close(fd);
 	char path[PATH_MAX];
 	/* "root": {"path": "rootfs", ...} */
 	const char *r = cfg ? strstr(cfg, "\"root\"") : NULL;
@@ -229,7 +215,7 @@ int et_cmd_oci_hook(int argc, char **argv)
 		return et_args_exit(c);
 	if (a.nops)
 		return et_tool_usage("oci-hook takes no operand ('%s'): the state comes on standard input", a.ops[0]);
-	char *state = slurp(stdin, 1u << 20);
+	char *state = slurp(0, 1u << 20);
 	char root[PATH_MAX + 32];
 	if (!state || !find_root(state, root, sizeof root)) {
 		et_tool_err("no container root in the state on standard input (neither a pid nor a bundle with a "
