@@ -183,7 +183,7 @@ struct known {
 	dev_t dev;
 	ino_t ino;
 	int fd;                 /* open while pending: primed through /proc/self/fd/N */
-	char path[PATH_MAX];    /* as a process named it (its mount namespace) */
+	char *path;             /* as a process named it (its mount namespace), malloc'd */
 	bool host;              /* path names this very file here too: kept in STATE/known */
 	enum file_state state;
 	unsigned tries;
@@ -209,6 +209,7 @@ static uint64_t g_H;
 static bool g_dirty;
 
 #define RETRY_FIRST_NS 1000000000ull
+#define ET_DAEMON_FILES 50000
 #define RETRY_TRIES 8u
 
 static struct known *find(dev_t dev, ino_t ino)
@@ -289,8 +290,16 @@ static void learn(int fd, const char *path)
 		close(fd);
 		return;
 	}
-	struct known *t = et_tool_grow(g_files, &g_capfiles, g_nfiles + 1, sizeof *g_files);
+	/* memory bounded: at most ET_DAEMON_FILES files (a few MiB), then
+	 * nothing new is learnt (said once) */
+	char *copy = g_nfiles < ET_DAEMON_FILES ? strdup(path) : NULL;
+	struct known *t = copy ? et_tool_grow(g_files, &g_capfiles, g_nfiles + 1, sizeof *g_files) : NULL;
 	if (!t) {
+		static bool said;
+		if (!said && g_nfiles >= ET_DAEMON_FILES)
+			et_tool_err("%d files known: no more are learnt", ET_DAEMON_FILES);
+		said |= g_nfiles >= ET_DAEMON_FILES;
+		free(copy);
 		close(fd);
 		return;
 	}
@@ -300,7 +309,7 @@ static void learn(int fd, const char *path)
 	k->dev = st.st_dev;
 	k->ino = st.st_ino;
 	k->fd = fd;
-	et_strlcpy(k->path, path, sizeof k->path);
+	k->path = copy;
 	struct stat here;
 	k->host = path[0] == '/' && stat(path, &here) == 0 && here.st_dev == st.st_dev && here.st_ino == st.st_ino;
 	k->state = F_PENDING;
@@ -540,6 +549,13 @@ static void lower_priority(void)
 	/* ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_IDLE << 13) */
 	(void)syscall(SYS_ioprio_set, 1, 0, 3 << 13);
 	(void)setpriority(PRIO_PROCESS, 0, 10);
+	/* a file waiting for its holders to end is kept open: as many as
+	 * the hard limit allows (systemd's: 524288) */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static int parse(int argc, char **argv, uint64_t *delay_ns, bool *once)
