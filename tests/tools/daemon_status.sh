@@ -4,7 +4,8 @@
 # private mount namespace with a tmpfs over /var/lib (the host's state is
 # never touched), before the daemon (not running, nothing known), while it
 # runs with the default state (running, its pid, the files it learnt), after
-# SIGTERM (not running, its last state named); text and --json.
+# SIGTERM (not running, its last state named); text and --json; and stat
+# --prometheus's enormoustext_daemon_up and enormoustext_daemon_files.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (a mount namespace, fanotify)"
 command -v unshare >/dev/null || skip "needs unshare (util-linux)"
@@ -39,8 +40,17 @@ json "$OUT"
 [ "$(jneed "$OUT.flat" .hostwide.daemon.pid)" = "$DP" ] || fail "--json: not its pid"
 [ "$(jneed "$OUT.flat" .hostwide.daemon.files)" = 1 ] || fail "--json: not the 1 file it learnt"
 
+# its figures among stat --prometheus's host metrics
+t prom -- "$TOOL" stat --prometheus "$DP"
+expect_rc 0
+expect_out '^enormoustext_daemon_up 1$' "stat --prometheus while the daemon runs"
+[ "$(awk '/^enormoustext_daemon_files\{/ { n += $2 } END { print n + 0 }' "$OUT")" = 1 ] ||
+	fail "stat --prometheus: enormoustext_daemon_files does not add up to the 1 file learnt: $(grep daemon_files "$OUT")"
+
 kill -TERM "$DP"
 wait "$DP" || fail "the daemon ended with status $? after SIGTERM"
 t after -- "$TOOL" status --no-probe
 expect_out '^  daemon +not running \(its last state is in /var/lib/enormoustext\)' "status after SIGTERM"
+t promafter -- "$TOOL" stat --prometheus "$$"
+expect_out '^enormoustext_daemon_up 0$' "stat --prometheus after SIGTERM"
 pass

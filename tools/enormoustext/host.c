@@ -688,12 +688,14 @@ void et_tool_auto_chain(const struct et_tool_host *s, const char *none, char *ou
 		n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", then " : "", et_backend_name(s->chain[i]));
 }
 
-/* ROOT/var/lib/enormoustext/daemon.json, as daemon.c writes it: one
+/* ROOT/var/lib/enormoustext/daemon.json, as cmd/daemon.c writes it: one
  * "pid", then per file a "state" (the words are daemon.c's state_name). */
-static void read_daemon(struct et_tool_host *s)
+void et_tool_daemon_read(const char *root, struct et_tool_daemon *d)
 {
+	memset(d, 0, sizeof *d);
+	bool real = !root || !strcmp(root, "/") || !root[0];
 	char p[PATH_MAX];
-	snprintf(p, sizeof p, "%s%s/daemon.json", s->real ? "" : s->root, ET_TOOL_DAEMON_STATE);
+	snprintf(p, sizeof p, "%s%s/daemon.json", real ? "" : root, ET_TOOL_DAEMON_STATE);
 	FILE *f = fopen(p, "re");
 	if (!f)
 		return;
@@ -703,27 +705,27 @@ static void read_daemon(struct et_tool_host *s)
 		if (!v)
 			continue;
 		if (strstr(line, "\"pid\"") && strstr(line, "\"pid\"") < v) {
-			s->dm_known = true;
-			s->dm_pid = strtol(v + 1, NULL, 10);
+			d->known = true;
+			d->pid = strtol(v + 1, NULL, 10);
 		} else if (strstr(line, "\"state\"") && strstr(line, "\"state\"") < v) {
-			s->dm_files++;
+			d->files++;
 			if (strstr(v, "\"primed\""))
-				s->dm_primed++;
+				d->primed++;
 			else if (strstr(v, "\"pending\""))
-				s->dm_pending++;
+				d->pending++;
 			else if (strstr(v, "\"nothing to prime\""))
-				s->dm_nothing++;
+				d->nothing++;
 			else
-				s->dm_gave_up++;
+				d->gave_up++;
 		}
 	}
 	fclose(f);
-	if (s->real && s->dm_pid > 0) {
+	if (real && d->pid > 0) {
 		/* that pid, still the command (not a pid reused since) */
 		char c[64], comm[64];
-		snprintf(c, sizeof c, "/proc/%ld/cmdline", s->dm_pid);
+		snprintf(c, sizeof c, "/proc/%ld/cmdline", d->pid);
 		long n = et_tool_read(c, comm, sizeof comm);
-		s->dm_running = n > 0 && strstr(comm, "enormoustext") != NULL;
+		d->running = n > 0 && strstr(comm, "enormoustext") != NULL;
 	}
 }
 
@@ -734,7 +736,7 @@ void et_tool_host_read(struct et_tool_host *s, bool probe, const char *probe_dir
 		probe = false;
 	read_settings(s);
 	read_hostwide(s);
-	read_daemon(s);
+	et_tool_daemon_read(s->real ? "/" : s->root, &s->dm);
 	s->thp.works = s->collapse.works = s->file.p.works = s->file.fresh = -1;
 	if (probe) {
 		probe_thp(s);

@@ -37,6 +37,17 @@ struct size_entry {
 	long total, free, resv, surplus; /* hugetlb */
 };
 
+/* `enormoustext daemon` (cmd/daemon.c), from ROOT/ET_TOOL_DAEMON_STATE/daemon.json:
+ * there (known), its pid, whether that process runs and is the command
+ * (only for the real root), its files by state. */
+struct et_tool_daemon {
+	bool known, running;
+	long pid;
+	unsigned long files, primed, pending, nothing, gave_up;
+};
+/* Read it: root "/" the real system (running checked), else a copy. */
+void et_tool_daemon_read(const char *root, struct et_tool_daemon *d);
+
 struct et_tool_host {
 	const char *root;
 	bool real;
@@ -83,12 +94,7 @@ struct et_tool_host {
 		char problem[256];
 	} hw_libs[ET_TOOL_HW_LIBS];
 	size_t hw_nlibs, hw_broken;
-	/* `enormoustext daemon` (daemon.c), from ROOT/ET_TOOL_DAEMON_STATE/daemon.json:
-	 * there (dm_known), its pid, whether that process runs and is the
-	 * command (only for the real root), its files by state */
-	bool dm_known, dm_running;
-	long dm_pid;
-	unsigned long dm_files, dm_primed, dm_pending, dm_nothing, dm_gave_up;
+	struct et_tool_daemon dm;
 };
 
 /* Where `enormoustext daemon` keeps what it learnt, by default. */

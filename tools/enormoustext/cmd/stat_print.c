@@ -12,6 +12,7 @@
  * Never: reads a process (stat.c does); changes what was read.
  */
 #include "stat.h"
+#include "host.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,23 @@ static void pm_host(FILE *f, const char *proc)
 	               "The enormoustext command that wrote these metrics, as the version label; value 1");
 	l[0] = (struct et_prom_label){ "version", ENORMOUSTEXT_VERSION_STRING };
 	et_prom_sample(f, "enormoustext_build_info", l, 1, 1);
+
+	/* the daemon (cmd/daemon.c), from its state */
+	struct et_tool_daemon d;
+	et_tool_daemon_read("/", &d);
+	et_prom_family(f, "enormoustext_daemon_up", "gauge",
+	               "1 when enormoustext daemon runs (its pid in " ET_TOOL_DAEMON_STATE "/daemon.json is alive), "
+	               "else 0");
+	et_prom_sample(f, "enormoustext_daemon_up", NULL, 0, d.running);
+	et_prom_family(f, "enormoustext_daemon_files", "gauge",
+	               "Files enormoustext daemon knows, by the state label (primed, pending, nothing_to_prime, "
+	               "gave_up), from its last state");
+	static const char *const states[] = { "primed", "pending", "nothing_to_prime", "gave_up" };
+	const unsigned long counts[] = { d.primed, d.pending, d.nothing, d.gave_up };
+	for (size_t i = 0; d.known && i < 4; i++) {
+		l[0] = (struct et_prom_label){ "state", states[i] };
+		et_prom_sample(f, "enormoustext_daemon_files", l, 1, counts[i]);
+	}
 
 	struct et_sysinfo si;
 	et_sysinfo_read_pmd(&si, "");

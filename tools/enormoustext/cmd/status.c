@@ -146,13 +146,13 @@ static void print_text(const struct et_tool_host *s)
 		printf("  %-16s %s names %s: %s\n", s->hw_libs[i].problem[0] ? "BROKEN" : "library",
 		       ET_HOSTWIDE_PRELOAD, s->hw_libs[i].path,
 		       s->hw_libs[i].problem[0] ? s->hw_libs[i].problem : "a whole shared object");
-	if (s->dm_running)
+	if (s->dm.running)
 		printf("  %-16s running (pid %ld): %lu file%s known, %lu primed, %lu pending, %lu with nothing to "
-		       "prime, %lu given up\n", "daemon", s->dm_pid, s->dm_files, s->dm_files == 1 ? "" : "s",
-		       s->dm_primed, s->dm_pending, s->dm_nothing, s->dm_gave_up);
+		       "prime, %lu given up\n", "daemon", s->dm.pid, s->dm.files, s->dm.files == 1 ? "" : "s",
+		       s->dm.primed, s->dm.pending, s->dm.nothing, s->dm.gave_up);
 	else
 		printf("  %-16s not running%s (enormoustext daemon: the page cache kept huge for every program)\n",
-		       "daemon", s->dm_known ? " (its last state is in " ET_TOOL_DAEMON_STATE ")" : "");
+		       "daemon", s->dm.known ? " (its last state is in " ET_TOOL_DAEMON_STATE ")" : "");
 	(void)b;
 }
 
@@ -288,16 +288,16 @@ static int print_json(const struct et_tool_host *s, bool explain, const char *pr
 	}
 	et_json_arr_end(&j);
 	et_json_obj(&j, "daemon");
-	et_json_bool(&j, "running", s->dm_running);
-	if (s->dm_known)
-		et_json_i64(&j, "pid", s->dm_pid);
+	et_json_bool(&j, "running", s->dm.running);
+	if (s->dm.known)
+		et_json_i64(&j, "pid", s->dm.pid);
 	else
 		et_json_null(&j, "pid");
-	et_json_u64(&j, "files", s->dm_files);
-	et_json_u64(&j, "primed", s->dm_primed);
-	et_json_u64(&j, "pending", s->dm_pending);
-	et_json_u64(&j, "nothing_to_prime", s->dm_nothing);
-	et_json_u64(&j, "gave_up", s->dm_gave_up);
+	et_json_u64(&j, "files", s->dm.files);
+	et_json_u64(&j, "primed", s->dm.primed);
+	et_json_u64(&j, "pending", s->dm.pending);
+	et_json_u64(&j, "nothing_to_prime", s->dm.nothing);
+	et_json_u64(&j, "gave_up", s->dm.gave_up);
 	et_json_obj_end(&j);
 	et_json_obj_end(&j);
 	int rc = ET_EXIT_OK;
