@@ -9,25 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../lib/et_test.h"
+
 int et_tr_value(void);
 
-static unsigned long seg_lo, seg_hi;
-
-static int find_seg(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	(void)arg;
-	if (!info->dlpi_name || !strstr(info->dlpi_name, "libtextrel.so"))
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			seg_lo = info->dlpi_addr + ph->p_vaddr;
-			seg_hi = seg_lo + ph->p_memsz;
-		}
-	}
-	return 1;
-}
+static uintptr_t seg_lo, seg_hi;
 
 int main(void)
 {
@@ -36,7 +22,8 @@ int main(void)
 		printf("textrel: FAIL: value %d, expected 42\n", v);
 		return 1;
 	}
-	dl_iterate_phdr(find_seg, NULL);
+	/* the whole segment as loaded: all of it must still be the file */
+	et_find_text("libtextrel.so", ET_SEG_MEMSZ, &seg_lo, &seg_hi);
 	if (seg_hi - seg_lo < (4ul << 20)) {
 		printf("textrel: FAIL: libtextrel.so's executable segment not found or too small\n");
 		return 1;
