@@ -67,8 +67,8 @@ sync
 huge_of() {  # PID FILE: kB of FILE's mappings in PID mapped huge from the page cache
 	awk -v f="$2" '/^[0-9a-f]+-[0-9a-f]+ / { mine = ($6 == f); next } mine && /^FilePmdMapped:/ { kb += $2 } END { print kb + 0 }' "/proc/$1/smaps"
 }
-both() {  # NAME [SECS]: run both programs (waiting SECS more), print "LIB_KB STATIC_KB", end them
-	local name=$1 hold=${2:-0}
+both() {  # NAME [ERE]: run both programs (until the daemon's log has a line matching ERE), print "LIB_KB STATIC_KB", end them
+	local name=$1 until=${2:-}
 	"$W/run/user" "$W/run/big.so" wait >"$W/$name.u.out" 2>&1 </dev/null &
 	local up=$!
 	PIDS+=("$up")
@@ -77,7 +77,7 @@ both() {  # NAME [SECS]: run both programs (waiting SECS more), print "LIB_KB ST
 	PIDS+=("$sp")
 	wait_line "$W/$name.u.out" '^ready ' 10 "$up" || fail "$name: the dlopen program did not start: $(cat "$W/$name.u.out")"
 	wait_line "$W/$name.s.out" '^ready ' 10 "$sp" || fail "$name: the static program did not start: $(cat "$W/$name.s.out")"
-	sleep "$hold"
+	[ -z "$until" ] || wait_line "$W/d.err" "$until" 20 >/dev/null || fail "$name: the daemon's log has no /$until/ while the programs run: $(tail -3 "$W/d.err")"
 	echo "$(huge_of "$up" "$W/run/big.so") $(huge_of "$sp" "$W/run/static")"
 	kill "$up" "$sp" 2>/dev/null
 	wait "$up" "$sp" 2>/dev/null
@@ -104,7 +104,7 @@ wait_line "$W/d.err" "learnt $W/run/early.so" 10 "$DP" || fail "a process runnin
 kill "$EP"; wait "$EP" 2>/dev/null
 wait_line "$W/d.err" "$W/run/early.so: primed \(3 of 3 windows" 20 "$DP" ||
 	fail "the early process's library was not primed once it ended: $(tail -5 "$W/d.err")"
-read -r lib1 st1 < <(both learn 0.5)
+read -r lib1 st1 < <(both learn "learnt $W/run/big.so")
 note "first run with the daemon: big.so ${lib1} kB, the static program ${st1} kB huge"
 wait_line "$W/d.err" "$W/run/big.so: primed \(3 of 3 windows" 20 "$DP" ||
 	fail "the library was not primed once its holder ended: $(tail -5 "$W/d.err")"
