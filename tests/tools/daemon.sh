@@ -35,7 +35,6 @@ expect_daemon_bad "--delay: 'soon' is not a duration" --delay soon
 
 # ---- the programs
 bigdso big.so
-ex=$TT_SRC/../../examples
 cat >"$W/user.c" <<'EOF'
 #include <dlfcn.h>
 #include <signal.h>
@@ -55,11 +54,8 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-printf '#include <signal.h>\n#include <stdio.h>\n#include <unistd.h>\n#include "bigcode.h"\nint main(int argc, char **argv) { (void)argv; bc_run(); printf("ready %%d\\n", (int)getpid()); fflush(stdout); if (argc > 1) pause(); return 0; }\n' >"$W/st.c"
 "$TT_CC" -O1 -o "$W/user.bin" "$W/user.c" -ldl 2>"$W/user.log" || fail "cannot build the dlopen program: $(head -3 "$W/user.log")"
-"$TT_CC" -O1 -static -I"$ex" -o "$W/st.bin" "$W/st.c" -Wl,-T,"$TT_SRC/../../linker-scripts/enormous.ld" \
-	-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code 2>"$W/st.log" ||
-	skip "no static C library to link a static program with: $(head -2 "$W/st.log")"
+bigstatic "$W/st.bin"
 mkdir "$W/run"
 cp "$W/big.so" "$W/run/big.so" && cp "$W/user.bin" "$W/run/user" && cp "$W/st.bin" "$W/run/static" || fail "cannot copy"
 sync

@@ -17,11 +17,7 @@ if [ "${ET_CONTAINER_INNER:-}" != 1 ]; then
 	expect_rc 0; json "$OUT"
 	[ "$(jneed "$OUT.flat" .probes.file.works)" = true ] ||
 		skip "this kernel and filesystem give no huge page-cache folios here: $(jneed "$OUT.flat" .probes.file.detail)"
-	ex=$TT_SRC/../../examples
-	printf '#include <signal.h>\n#include <stdio.h>\n#include <unistd.h>\n#include "bigcode.h"\nint main(int argc, char **argv) { (void)argv; bc_run(); printf("ready %%d\\n", (int)getpid()); fflush(stdout); if (argc > 1) pause(); return 0; }\n' >"$W/st.c"
-	"$TT_CC" -O1 -static -I"$ex" -o "$W/st.bin" "$W/st.c" -Wl,-T,"$TT_SRC/../../linker-scripts/enormous.ld" \
-		-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code 2>"$W/st.log" ||
-		skip "no static C library to link a static program with: $(head -2 "$W/st.log")"
+	bigstatic "$W/st.bin"
 	mkdir -p "$W/layer/bin" "$W/up1" "$W/work1" "$W/up2" "$W/work2" "$W/root1" "$W/root2" "$W/state"
 	cp "$W/st.bin" "$W/layer/bin/app" && sync || fail "cannot copy"
 	ET_CONTAINER_INNER=1 ET_CONTAINER_W=$W unshare -m --propagation private -- bash ${ET_CONTAINER_X:+-x} "$0"

@@ -313,6 +313,18 @@ bigdso() {
 	sync
 }
 
+# bigstatic OUT — a static program with ~4.4 MiB of code (examples/bigcode.h)
+# linked with enormous.ld: prints "ready PID", then with an argument waits
+# for a signal (daemon, daemon_container, oci_hook).  Skips the test where
+# no static C library can be linked.
+bigstatic() {
+	local ex=$TT_SRC/../../examples
+	printf '#include <signal.h>\n#include <stdio.h>\n#include <unistd.h>\n#include "bigcode.h"\nint main(int argc, char **argv) { (void)argv; bc_run(); printf("ready %%d\\n", (int)getpid()); fflush(stdout); if (argc > 1) pause(); return 0; }\n' >"$W/bigstatic.c"
+	"$TT_CC" -O1 -static -I"$ex" -o "$1" "$W/bigstatic.c" -Wl,-T,"$TT_SRC/../../linker-scripts/enormous.ld" \
+		-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code 2>"$W/bigstatic.log" ||
+		skip "no static C library to link a static program with: $(head -2 "$W/bigstatic.log")"
+}
+
 # copied_attributed PID REPORT: stat --json, stat --prometheus, perfmap
 # --json (the map in $W/perf.map) and collapse --dry-run of PID, checked by
 # tt_copied.py against the library's REPORT of that process (its copies

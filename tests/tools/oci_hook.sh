@@ -25,11 +25,7 @@ if [ "${ET_OCI_INNER:-}" != 1 ]; then
 	t nostate -- "$TOOL" oci-hook </dev/null
 	expect_rc 0
 	grep -q "no container root in the state" "$ERR" || fail "an empty state: no line saying why nothing was primed: $(cat "$ERR")"
-	ex=$TT_SRC/../../examples
-	printf '#include <signal.h>\n#include <stdio.h>\n#include <unistd.h>\n#include "bigcode.h"\nint main(int argc, char **argv) { (void)argv; bc_run(); printf("ready %%d\\n", (int)getpid()); fflush(stdout); if (argc > 1) pause(); return 0; }\n' >"$W/st.c"
-	"$TT_CC" -O1 -static -I"$ex" -o "$W/st.bin" "$W/st.c" -Wl,-T,"$TT_SRC/../../linker-scripts/enormous.ld" \
-		-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code 2>"$W/st.log" ||
-		skip "no static C library to link a static program with: $(head -2 "$W/st.log")"
+	bigstatic "$W/st.bin"
 	for b in plain hooked; do
 		mkdir -p "$W/$b/layer/bin" "$W/$b/up" "$W/$b/work" "$W/$b/bundle/rootfs"
 		cp "$W/st.bin" "$W/$b/layer/bin/app" || fail "cannot copy"

@@ -71,6 +71,19 @@ static uint64_t copied_bytes(struct et_smaps *sm)
 	return n;
 }
 
+/* This process's smaps, each copy attributed to its file: false (and
+ * nothing to free) when it cannot be read. */
+static bool read_attributed(struct et_smaps *sm)
+{
+	memset(sm, 0, sizeof *sm);
+	if (et_smaps_read_self(sm) != 0) {
+		et_smaps_free(sm);
+		return false;
+	}
+	et_smaps_attribute(sm, "/proc/self");
+	return true;
+}
+
 void et_giveback_arm(void)
 {
 	if (!et_defer_is_worker())
@@ -81,12 +94,8 @@ void et_giveback_arm(void)
 	if (!g_mc.version || !g_mc.limit || !et_memcg_unreclaimable(&g_mc, &unrec))
 		return;
 	struct et_smaps sm;
-	memset(&sm, 0, sizeof sm);
-	if (et_smaps_read_self(&sm) != 0) {
-		et_smaps_free(&sm);
+	if (!read_attributed(&sm))
 		return;
-	}
-	et_smaps_attribute(&sm, "/proc/self");
 	uint64_t copied = copied_bytes(&sm);
 	et_smaps_free(&sm);
 	if (!copied)
@@ -212,12 +221,8 @@ static int object_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static void give_back(uint64_t unrec)
 {
 	struct et_smaps sm;
-	memset(&sm, 0, sizeof sm);
-	if (et_smaps_read_self(&sm) != 0) {
-		et_smaps_free(&sm);
+	if (!read_attributed(&sm))
 		return;
-	}
-	et_smaps_attribute(&sm, "/proc/self");
 	struct gb g = { .sm = &sm };
 	/* inside dl_iterate_phdr: no object vanishes meanwhile */
 	et_loader_iterate(object_cb, &g);
