@@ -9,10 +9,11 @@
  * 104 MiB limit plain, and with 24 MiB of copies made in between it is
  * OOM-killed.  So, while the process holds copies in a cgroup with a limit,
  * the deferred worker (runtime/defer.c, through runtime/init.c's due and
- * on_due) looks every ET_GIVEBACK_TICK_NS at what the limiting level cannot
- * reclaim (anonymous and shared memory: et_memcg_unreclaimable); when that
- * comes within ET_GIVEBACK_HEADROOM of the limit, every copy is given back:
- * its range is mapped from its file again (the same bytes, the same
+ * on_due) looks at what the limiting level cannot reclaim (anonymous and
+ * shared memory: et_memcg_unreclaimable): every ET_GIVEBACK_TICK_NS near
+ * the limit, less often the farther it is (up to 1 s); when that comes
+ * within ET_GIVEBACK_HEADROOM of the limit, every copy is given back: its
+ * range is mapped from its file again (the same bytes, the same
  * protections, one mmap MAP_FIXED: a thread running there sees the same
  * code before and after, as with the swap), the zero fill of a padded
  * window is dropped (MADV_DONTNEED), and the program has the memory.
@@ -253,8 +254,16 @@ void et_giveback_tick(void)
 	uint64_t unrec;
 	if (!et_memcg_unreclaimable(&g_mc, &unrec))
 		return;
-	if (unrec + ET_GIVEBACK_HEADROOM < g_mc.limit)
+	if (unrec + ET_GIVEBACK_HEADROOM < g_mc.limit) {
+		/* far from the limit, look less often: the time a program
+		 * touching 2 GiB/s takes to cover the distance, 10 ms to 1 s
+		 * (a process that sits well inside its limit costs a look a
+		 * second, not a hundred) */
+		uint64_t d = g_mc.limit - unrec - ET_GIVEBACK_HEADROOM;
+		uint64_t wait = d / 2u;   /* ns at 2 GiB/s: bytes / 2.147 per ns, near enough */
+		g_next = now + (wait < ET_GIVEBACK_TICK_NS ? ET_GIVEBACK_TICK_NS : wait > 1000000000ull ? 1000000000ull : wait);
 		return;
+	}
 	g_watch = false;
 	give_back(unrec);
 }
