@@ -16,10 +16,7 @@ rm -f "$D/pid"
 (cd "$D" && ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s LD_PRELOAD=$PRE ./dp_prog --hold 4000 --pidfile "$D/pid" \
 	>"$R/lib.out" 2>"$R/lib.err"; echo $? >"$R/lib.rc") &
 # its own pid (not the newest dp_prog: another test may run one meanwhile)
-for _ in $(seq 100); do
-	[ -s "$D/pid" ] && P=$(cat "$D/pid") && break
-	sleep 0.01
-done
+wait_until 1 test -s "$D/pid" && P=$(cat "$D/pid")
 [ -n "${P:-}" ] || fail "dp_prog did not start"
 sleep 0.1
 worker= names=

@@ -39,10 +39,7 @@ dp_start() {
 	shift
 	rm -f "$D/pid"
 	(cd "$D" && env "${envs[@]}" "$@" --pidfile "$D/pid" >"$out.out" 2>"$out.err"; echo $? >"$out.rc") &
-	for _ in $(seq 100); do
-		[ -s "$D/pid" ] && break
-		sleep 0.01
-	done
+	wait_until 1 test -s "$D/pid" || true
 	P=$(cat "$D/pid" 2>/dev/null)
 	[ -n "$P" ] || fail "dp_prog did not start: $(head -3 "$out.err" 2>/dev/null)"
 }

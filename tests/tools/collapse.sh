@@ -140,10 +140,11 @@ PIDS+=("$WPID")
 wait_line "$W/watch.out" 'all huge$' 10
 grep -q 'all huge$' "$W/watch.out" || fail "--watch: no first round: $(cat "$W/watch.out" "$W/watch.err")"
 kill -USR2 "$C"
-for i in $(seq 1 200); do [ "$(grep -c '^code ' "$W/c.hold.out")" -ge 2 ] && break; sleep 0.05; done
+lines_at_least() { [ "$(grep -c -- "$2" "$1")" -ge "$3" ]; }   # FILE ERE N
+wait_until 10 lines_at_least "$W/c.hold.out" '^code ' 2 || true
 read -r NLO NHI < <(awk '$1 == "code" { n++; if (n == 2) { sub(/^0x/, "", $2); sub(/^0x/, "", $3); print $2, $3; exit } }' "$W/c.hold.out")
 [ -n "$NLO" ] || fail "tt_jit did not grow"
-for i in $(seq 1 200); do [ "$(grep -c 'all huge$' "$W/watch.out")" -ge 2 ] && break; sleep 0.05; done
+wait_until 10 lines_at_least "$W/watch.out" 'all huge$' 2 || true
 # the new code may have merged with the old into one mapping: all of the
 # mapping that holds it must be huge
 read -r VLO VHI < <(awk -v A="$NLO" "$AWK_HEX"'{ split($1, r, "-"); if (hex(r[1]) <= hex(A) && hex(A) < hex(r[2])) { print r[1], r[2]; exit } }' "/proc/$C/maps")
@@ -153,7 +154,8 @@ want=$(( $(windows "$VLO" "$VHI") * H / 1024 ))
 echo "   --watch: the JIT grew by $NLO-$NHI (its mapping now $VLO-$VHI): AnonHugePages $new kB of $want kB"
 [ "$new" -ge 2048 ] && [ "$new" -eq "$want" ] || fail "--watch did not collapse the new code $NLO-$NHI ($new kB of $want kB huge): $(cat "$W/watch.out")"
 end_jit c "$C"
-for i in $(seq 1 100); do kill -0 "$WPID" 2>/dev/null || break; sleep 0.05; done
+gone() { ! kill -0 "$1" 2>/dev/null; }
+wait_until 5 gone "$WPID" || true
 kill -0 "$WPID" 2>/dev/null && fail "--watch still runs after its process exited"
 wait "$WPID"
 wrc=$?

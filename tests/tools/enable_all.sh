@@ -43,15 +43,14 @@ nothing_written() {
 # huge_of PID PATH: bytes of PATH's text on huge pages in PID
 huge_of() { smaps_object /proc/"$1"/smaps "$2" | awk '{ print $3 }'; }
 # wait_huge PID PATH: up to 10 s for its text to be huge (the default
-# deferral moves it after a second); the bytes, and the seconds waited
+# deferral moves it after a second, wait_until of tests/lib); the bytes,
+# and the seconds waited (to a tenth)
+huge_reached() { [ "$(huge_of "$1" "$2")" -ge "$H" ]; }
 wait_huge() {
-	local i h=0
-	for i in $(seq 1 100); do
-		h=$(huge_of "$1" "$2")
-		[ "$h" -ge "$H" ] && break
-		sleep 0.1
-	done
-	echo "$h $i"
+	local t0
+	t0=$(et_now_us)
+	wait_until 10 huge_reached "$1" "$2" || true
+	echo "$(huge_of "$1" "$2") $(( ($(et_now_us) - t0) / 100000 ))"
 }
 
 # --- refused before anything is written
@@ -107,7 +106,7 @@ grep -qx "ENORMOUSTEXT_VERBOSE=1" /etc/enormoustext/enormoustext.conf || fail "t
 # settings' summary line
 start_hold on env -i -- "$ON"
 read -r huge waited < <(wait_huge "$HPID" "$ON")
-note "no environment: $huge bytes huge after ${waited}x0.1 s"
+note "no environment: $huge bytes huge after ${waited}x0.1 s waited"
 [ "$huge" -ge "$H" ] || fail "a program with no environment did not get its text huge in 10 s ($huge bytes)"
 [ -z "$(tr '\0' '\n' </proc/"$HPID"/environ)" ] || fail "the program has an environment"
 stop_hold on "$HPID"

@@ -29,7 +29,7 @@ REPORT=$W/first.report.json
 start_hold first env LD_PRELOAD="$TT_LIB" ENORMOUSTEXT_BACKEND=thp ENORMOUSTEXT_COPY_MIN=0 \
 	ENORMOUSTEXT_REPORT="$REPORT" -- "$F"
 P=$HPID
-for _ in $(seq 1 100); do [ -s "$REPORT" ] && break; sleep 0.05; done
+wait_until 5 test -s "$REPORT" || true
 [ -s "$REPORT" ] || fail "the library wrote no report"
 cp "/proc/$P/maps" "$W/first.maps"
 sed 's/^/   maps| /' "$W/first.maps"

@@ -26,7 +26,8 @@ env LD_PRELOAD="$TT_LIB" ENORMOUSTEXT_BACKEND=thp ENORMOUSTEXT_COPY_MIN=0 ENORMO
 P=$!
 PIDS+=("$P")
 exec {feed}>"$W/src"   # clang++ waits on its standard input until this closes
-for _ in $(seq 1 200); do [ -s "$REPORT" ] && break; kill -0 "$P" 2>/dev/null || break; sleep 0.05; done
+report_or_gone() { [ -s "$REPORT" ] || ! kill -0 "$P" 2>/dev/null; }
+wait_until 10 report_or_gone || true
 [ -s "$REPORT" ] || fail "clang++ (pid $P) wrote no report: $(cat "$W/clang.out")"
 echo "-- clang++ -x c++ - under the library: pid $P, reading $W/src"
 
