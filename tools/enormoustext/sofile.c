@@ -13,11 +13,13 @@
  * Owns: the whole-file check of a shared object (et_tool_so_check), for
  * `enable` (before it names the library) and `status` (the libraries
  * /etc/ld.so.preload names).
- * May call: libc only.
+ * May call: core (util: et_pread_all), libc.
  * Never: maps the file (a page past the end would fault here too); reads
  * more than the headers; says anything itself (the caller names the file).
  */
 #include "sofile.h"
+
+#include "core/util.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -47,20 +49,6 @@ static void need_of(struct need *n, const char *what, uint64_t off, uint64_t cou
 		n->what = what;
 		n->end = end;
 	}
-}
-
-static bool read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-	size_t got = 0;
-	while (got < len) {
-		ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (size_t)r;
-	}
-	return true;
 }
 
 /* The header fields both classes have, widened. */
@@ -96,9 +84,9 @@ static bool host_header(struct ehdr *h)
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	bool ok = read_at(fd, raw, EI_NIDENT, 0) && !memcmp(raw, ELFMAG, SELFMAG) &&
+	bool ok = et_pread_all(fd, raw, EI_NIDENT, 0) && !memcmp(raw, ELFMAG, SELFMAG) &&
 	          (raw[EI_CLASS] == ELFCLASS32 || raw[EI_CLASS] == ELFCLASS64) &&
-	          read_at(fd, raw, raw[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), 0);
+	          et_pread_all(fd, raw, raw[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), 0);
 	close(fd);
 	if (ok)
 		widen(raw, h);
@@ -124,12 +112,12 @@ static int loads_end(int fd, const struct ehdr *h, struct need *n, char *why, si
 		uint32_t type;
 		if (h->cls == ELFCLASS64) {
 			Elf64_Phdr p;
-			if (!read_at(fd, &p, sizeof p, off))
+			if (!et_pread_all(fd, &p, sizeof p, off))
 				goto unreadable;
 			type = p.p_type, p_offset = p.p_offset, p_filesz = p.p_filesz;
 		} else {
 			Elf32_Phdr p;
-			if (!read_at(fd, &p, sizeof p, off))
+			if (!et_pread_all(fd, &p, sizeof p, off))
 				goto unreadable;
 			type = p.p_type, p_offset = p.p_offset, p_filesz = p.p_filesz;
 		}
@@ -163,7 +151,7 @@ static int check_fd(int fd, char *why, size_t cap)
 	uint64_t size = (uint64_t)st.st_size;
 	unsigned char raw[sizeof(Elf64_Ehdr)] = { 0 };
 	size_t head = size < sizeof raw ? (size_t)size : sizeof raw;
-	if (!read_at(fd, raw, head, 0)) {
+	if (!et_pread_all(fd, raw, head, 0)) {
 		snprintf(why, cap, "cannot be read: %s", errno ? strerror(errno) : "end of file");
 		return -1;
 	}

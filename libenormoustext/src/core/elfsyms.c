@@ -69,21 +69,6 @@ static bool in_ranges(const uint64_t *ranges, size_t n, uint64_t a, uint64_t len
 	return false;
 }
 
-/* All of [off, off + n) of the file, or false (a short file: cut meanwhile). */
-static bool read_at(int fd, void *buf, size_t n, uint64_t off)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (size_t)r;
-	}
-	return true;
-}
-
 /* The file is read in pieces into one scratch mapping, never mapped itself:
  * a file cut short while it is read gives short reads, not SIGBUS. */
 #define SYM_BUF (64u << 10)
@@ -138,7 +123,7 @@ size_t et_perfmap_symbols(struct et_out *dst, const char *path, uint64_t base, c
 	char *mem = NULL;
 	ElfW(Ehdr) eh;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof eh ||
-	    !read_at(fd, &eh, sizeof eh, 0))
+	    !et_pread_all(fd, &eh, sizeof eh, 0))
 		goto done;
 	uint64_t len = (uint64_t)st.st_size;
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_shentsize != sizeof(ElfW(Shdr)) ||
@@ -152,7 +137,7 @@ size_t et_perfmap_symbols(struct et_out *dst, const char *path, uint64_t base, c
 	const size_t per = SYM_BUF / sizeof(ElfW(Shdr));
 	for (unsigned i = 0; i < eh.e_shnum && sym.sh_type != SHT_SYMTAB; i += (unsigned)per) {
 		size_t k = eh.e_shnum - i < per ? eh.e_shnum - i : per;
-		if (!read_at(fd, mem, k * sizeof(ElfW(Shdr)), eh.e_shoff + (uint64_t)i * sizeof(ElfW(Shdr))))
+		if (!et_pread_all(fd, mem, k * sizeof(ElfW(Shdr)), eh.e_shoff + (uint64_t)i * sizeof(ElfW(Shdr))))
 			goto done;
 		const ElfW(Shdr) *sh = (const void *)mem;
 		for (size_t j = 0; j < k; j++)
@@ -165,7 +150,7 @@ size_t et_perfmap_symbols(struct et_out *dst, const char *path, uint64_t base, c
 	ElfW(Shdr) str;
 	if (sym.sh_type == SHT_NULL || sym.sh_link >= eh.e_shnum || sym.sh_entsize != sizeof(ElfW(Sym)) ||
 	    sym.sh_offset > len || sym.sh_size > len - sym.sh_offset ||
-	    !read_at(fd, &str, sizeof str, eh.e_shoff + (uint64_t)sym.sh_link * sizeof(ElfW(Shdr))) ||
+	    !et_pread_all(fd, &str, sizeof str, eh.e_shoff + (uint64_t)sym.sh_link * sizeof(ElfW(Shdr))) ||
 	    str.sh_offset > len || str.sh_size > len - str.sh_offset)
 		goto done;
 	struct strtab names = { fd, str.sh_offset, str.sh_size, mem + SYM_BUF, 0, 0 };
@@ -174,7 +159,7 @@ size_t et_perfmap_symbols(struct et_out *dst, const char *path, uint64_t base, c
 	for (size_t i = 0; i < nsym; i += sper) {
 		size_t k = nsym - i < sper ? nsym - i : sper;
 		ElfW(Sym) *s = (void *)mem;
-		if (!read_at(fd, s, k * sizeof *s, sym.sh_offset + (uint64_t)i * sizeof *s))
+		if (!et_pread_all(fd, s, k * sizeof *s, sym.sh_offset + (uint64_t)i * sizeof *s))
 			break;
 		for (size_t j = 0; j < k; j++) {
 			if (ELF64_ST_TYPE(s[j].st_info) != STT_FUNC || s[j].st_shndx == SHN_UNDEF)

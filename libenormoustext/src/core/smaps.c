@@ -388,15 +388,6 @@ struct loads {
 	} seg[ELF_LOADS];
 };
 
-static bool pread_all(int fd, void *p, size_t n, uint64_t off)
-{
-	ssize_t r;
-	do
-		r = pread(fd, p, n, (off_t)off);
-	while (r < 0 && errno == EINTR);
-	return r == (ssize_t)n;
-}
-
 static void read_loads(const struct et_smaps *sm, const struct et_vma *v, const char *dir, struct loads *l)
 {
 	char path[PATH_MAX + 64];
@@ -406,7 +397,7 @@ static void read_loads(const struct et_smaps *sm, const struct et_vma *v, const 
 	if (fd < 0)
 		return;
 	ElfW(Ehdr) eh;
-	if (!pread_all(fd, &eh, sizeof eh, 0)) {
+	if (!et_pread_all(fd, &eh, sizeof eh, 0)) {
 		/* shorter than a header: read, and no ELF file */
 		l->state = L_NONE;
 		close(fd);
@@ -426,7 +417,7 @@ static void read_loads(const struct et_smaps *sm, const struct et_vma *v, const 
 	ElfW(Phdr) ph[16];
 	for (unsigned i = 0; i < eh.e_phnum; i += 16) {
 		unsigned k = eh.e_phnum - i < 16 ? eh.e_phnum - i : 16;
-		if (!pread_all(fd, ph, k * sizeof *ph, eh.e_phoff + (uint64_t)i * sizeof *ph)) {
+		if (!et_pread_all(fd, ph, k * sizeof *ph, eh.e_phoff + (uint64_t)i * sizeof *ph)) {
 			close(fd);
 			return;                 /* cut short: unread, not "no text" */
 		}

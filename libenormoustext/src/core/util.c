@@ -101,6 +101,20 @@ size_t et_strlcpy(char *dst, const char *src, size_t cap)
 	return n;
 }
 
+bool et_pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
 long et_read_fd(int fd, char *buf, size_t cap)
 {
 	size_t n = 0;

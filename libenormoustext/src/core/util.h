@@ -23,6 +23,9 @@ ET_HIDDEN void et_hex_build_id(const unsigned char *d, size_t n, char out[41]);
  * from where it is to its end (or cap - 1 bytes). */
 ET_HIDDEN long et_read_file(const char *path, char *buf, size_t cap);
 ET_HIDDEN long et_read_fd(int fd, char *buf, size_t cap);
+/* All of [off, off + n) of fd (pread, again after EINTR and short reads),
+ * or false: a short file (cut meanwhile) or an error. */
+ET_HIDDEN bool et_pread_all(int fd, void *buf, size_t n, uint64_t off);
 /* Under a finite RLIMIT_AS, is there room to work without taking what the
  * program may need?  (util.c: the rule and its margin.) */
 ET_HIDDEN bool et_as_headroom_ok(void);
