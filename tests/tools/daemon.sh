@@ -16,10 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "the daemon needs root (fanotify on the filesystem)"
 
-t probe -- "$TOOL" status --json --probe-dir "$W"
-expect_rc 0; json "$OUT"
-[ "$(jneed "$OUT.flat" .probes.file.works)" = true ] ||
-	skip "this kernel and filesystem give no huge page-cache folios here: $(jneed "$OUT.flat" .probes.file.detail)"
+need_huge_folios
 
 # ---- bad input
 expect_daemon_bad() {  # PATTERN ARGS...

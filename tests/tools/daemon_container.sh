@@ -13,10 +13,7 @@
 command -v unshare >/dev/null || skip "needs unshare (util-linux)"
 
 if [ "${ET_CONTAINER_INNER:-}" != 1 ]; then
-	t probe -- "$TOOL" status --json --probe-dir "$W"
-	expect_rc 0; json "$OUT"
-	[ "$(jneed "$OUT.flat" .probes.file.works)" = true ] ||
-		skip "this kernel and filesystem give no huge page-cache folios here: $(jneed "$OUT.flat" .probes.file.detail)"
+	need_huge_folios
 	bigstatic "$W/st.bin"
 	mkdir -p "$W/layer/bin" "$W/up1" "$W/work1" "$W/up2" "$W/work2" "$W/root1" "$W/root2" "$W/state"
 	cp "$W/st.bin" "$W/layer/bin/app" && sync || fail "cannot copy"

@@ -313,6 +313,16 @@ bigdso() {
 	sync
 }
 
+# need_huge_folios — skip the test where this kernel and the filesystem of
+# $W give no huge page-cache folios (status's file probe: what prime, the
+# daemon and the OCI hook are for)
+need_huge_folios() {
+	t probe -- "$TOOL" status --json --probe-dir "$W"
+	expect_rc 0; json "$OUT"
+	[ "$(jneed "$OUT.flat" .probes.file.works)" = true ] ||
+		skip "this kernel and filesystem give no huge page-cache folios here: $(jneed "$OUT.flat" .probes.file.detail)"
+}
+
 # bigstatic OUT — a static program with ~4.4 MiB of code (examples/bigcode.h)
 # linked with enormous.ld: prints "ready PID", then with an argument waits
 # for a signal (daemon, daemon_container, oci_hook).  Skips the test where

@@ -16,10 +16,7 @@
 command -v unshare >/dev/null || skip "needs unshare (util-linux)"
 
 if [ "${ET_OCI_INNER:-}" != 1 ]; then
-	t probe -- "$TOOL" status --json --probe-dir "$W"
-	expect_rc 0; json "$OUT"
-	[ "$(jneed "$OUT.flat" .probes.file.works)" = true ] ||
-		skip "this kernel and filesystem give no huge page-cache folios here: $(jneed "$OUT.flat" .probes.file.detail)"
+	need_huge_folios
 	t usage -- "$TOOL" oci-hook extra
 	expect_rc 2
 	t nostate -- "$TOOL" oci-hook </dev/null

@@ -8,10 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # what prime is for: page-cache folios of 2 MiB on this filesystem
-t probe -- "$TOOL" status --json --probe-dir "$W"
-expect_rc 0; json "$OUT"
-[ "$(jneed "$OUT.flat" .probes.file.works)" = true ] ||
-	skip "this kernel and filesystem give no huge page-cache folios here: $(jneed "$OUT.flat" .probes.file.detail)"
+need_huge_folios
 bigdso big.so
 # a copy: its page cache is written in small pages
 cp "$W/big.so" "$W/a.so"
