@@ -8,9 +8,9 @@
 # (docs/hosts.md).  Two copies of the library: one cut inside its loadable
 # segments (50,000 bytes), one missing only its last byte (the section
 # headers' end: the loader maps it, so the trial run of `enable` passes).
-#   - `enable --all`, `enable --binary` and `enable UNIT` refuse each, with
+#   - `enable --all --preload`, `enable --binary` and `enable UNIT` refuse each, with
 #     one line naming the file and what is wrong ("ends at N bytes, its ...
-#     need M"), nothing written (under --root; then `enable --all` in a
+#     need M"), nothing written (under --root; then `enable --all --preload` in a
 #     private mount namespace over a copy of /etc, its ld.so.preload
 #     compared byte for byte: the real /etc is never written);
 #   - `status` on an ld.so.preload naming each, or a missing file: an error
@@ -78,14 +78,14 @@ for k in seg sh; do
 	esac
 	R=$WORK/root-$k
 	mkdir -p "$R"
-	refused "enable --all --root, cut $k" "$lib" "$expect" -- "$TOOL" enable --all --lib "$lib" --root "$R"
+	refused "enable --all --root, cut $k" "$lib" "$expect" -- "$TOOL" enable --all --preload --lib "$lib" --root "$R"
 	refused "enable --binary --root, cut $k" "$lib" "$expect" -- "$TOOL" enable --binary "$WORK/prog" --lib "$lib" --root "$R"
 	refused "enable UNIT --root, cut $k" "$lib" "$expect" -- "$TOOL" enable --no-reload --lib "$lib" --root "$R" lt-test.service
 	[ -z "$(find "$R" -mindepth 1 -print -quit)" ] || fail "cut $k: enable wrote under --root: $(find "$R" -mindepth 1 | head -5 | tr '\n' ' ')"
 	# and with the real paths, in this namespace's copy of /etc
 	printf '# the host'"'"'s own\n' >/etc/ld.so.preload
 	sum=$(sha256sum </etc/ld.so.preload)
-	refused "enable --all, cut $k" "$lib" "$expect" -- "$TOOL" enable --all --lib "$lib"
+	refused "enable --all, cut $k" "$lib" "$expect" -- "$TOOL" enable --all --preload --lib "$lib"
 	[ "$(sha256sum </etc/ld.so.preload)" = "$sum" ] || fail "enable --all, cut $k: /etc/ld.so.preload changed: $(cat /etc/ld.so.preload)"
 	[ ! -e /etc/enormoustext ] || fail "enable --all, cut $k: /etc/enormoustext was made: $(ls -A /etc/enormoustext)"
 done

@@ -18,7 +18,13 @@
 # directory; --binary acts beside --all whatever its globs say; status and
 # its JSON, and enable --list, say what is on; `disable --all` puts
 # /etc/ld.so.preload back byte for byte (blanks without a final newline,
-# mode 0640).
+# mode 0640).  All of that with --preload; `enable --all` alone is the
+# daemon: no line in /etc/ld.so.preload, the daemon's unit written (none
+# is installed here) and enabled with `systemctl --root` (systemd does not
+# run here), the output saying how to start it, status saying it is wanted
+# and not running, a second run writing nothing; the daemon started by
+# hand as the output says, status sees it run; `disable --all` stops it and
+# removes the unit, its enablement and the settings.
 . "$(dirname "$0")/lib.sh"
 
 # --- the rest runs in a private mount namespace whose /etc is a copy
@@ -91,10 +97,11 @@ expect_out "^programs=$W/on/\\*\$"
 nothing_written "--dry-run"
 
 # --- on: only this test's programs (--programs), one of them excluded
-t en -- "$TOOL" enable --all --programs "$W/on/*:$W/excl/*" --exclude-programs "$W/excl/*" --env VERBOSE=1 --env COPY_MIN=0 --json
-expect_rc 0 "enable --all"
+t en -- "$TOOL" enable --all --preload --programs "$W/on/*:$W/excl/*" --exclude-programs "$W/excl/*" --env VERBOSE=1 --env COPY_MIN=0 --json
+expect_rc 0 "enable --all --preload"
 json "$OUT"; cp "$OUT.flat" "$W/en.flat"
 [ "$(jget "$W/en.flat" .all)" = true ] || fail "enable --all --json: all is not true"
+[ "$(jget "$W/en.flat" .preload)" = true ] || fail "enable --all --preload --json: preload is not true"
 [ "$(jget "$W/en.flat" .settings.ENORMOUSTEXT_VERBOSE)" = 1 ] || fail "enable --all --json: no ENORMOUSTEXT_VERBOSE in settings"
 jget "$W/en.flat" .note | grep -q "verify_asan_link_order=0" || fail "enable --all does not say what ASan programs need"
 grep -qx "$entry" /etc/ld.so.preload || fail "/etc/ld.so.preload does not name $entry: $(cat /etc/ld.so.preload)"
@@ -288,10 +295,55 @@ expect_rc 0
 [ "$(stat -c %a /etc/ld.so.preload)" = 640 ] || fail "/etc/ld.so.preload's mode is $(stat -c %a /etc/ld.so.preload), was 640"
 [ ! -e /etc/enormoustext ] || fail "/etc/enormoustext is left: $(ls -A /etc/enormoustext)"
 
-# --all alone, then disable --all: back byte for byte too
-t en2 -- "$TOOL" enable --all --programs "$W/on/*"
+# --all --preload alone, then disable --all: back byte for byte too
+t en2 -- "$TOOL" enable --all --preload --programs "$W/on/*"
 expect_rc 0
 t dis2 -- "$TOOL" disable --all
 expect_rc 0
+nothing_written "enable --all --preload then disable --all"
+[ ! -e /etc/systemd/system/enormoustext.service ] || fail "disable --all left the daemon's unit"
+
+# --- --all alone: the daemon, no code in any process.  Its state
+# (/var/lib/enormoustext) in this namespace only.
+mount -t tmpfs -o mode=0755 tmpfs /var/lib || fail "cannot mount a tmpfs over /var/lib in this namespace"
+unit=/etc/systemd/system/enormoustext.service
+t den -- "$TOOL" enable --all
+expect_rc 0 "enable --all (the daemon)"
+expect_out "^wrote $unit \\(no unit of the daemon was installed\\)"
+expect_out "start the daemon now with"
+[ "$(sha256sum </etc/ld.so.preload)" = "$orig_sum" ] || fail "enable --all (no --preload) wrote /etc/ld.so.preload: $(cat /etc/ld.so.preload)"
+[ ! -e /etc/enormoustext/binaries ] || fail "enable --all (no --preload) wrote the list: $(cat /etc/enormoustext/binaries)"
+[ -f /etc/enormoustext/enormoustext.conf ] || fail "enable --all wrote no settings"
+grep -qx "ExecStart=$(readlink -f "$TOOL") daemon" "$unit" || fail "the unit written does not run this command: $(grep ExecStart "$unit")"
+if command -v systemctl >/dev/null; then
+	[ -L /etc/systemd/system/multi-user.target.wants/enormoustext.service ] ||
+		fail "systemctl --root enable did not enable the unit: $(ls /etc/systemd/system/multi-user.target.wants 2>&1)"
+fi
+t dstatus -- "$TOOL" status --no-probe
+expect_out "daemon +NOT RUNNING, though enable --all wants it"
+expect_out "/etc/ld.so.preload does not load the library"
+t dagain -- "$TOOL" enable --all --json
+expect_rc 0 "enable --all a second time"
+json "$OUT"
+grep -q '"action": "write"' "$OUT" && fail "enable --all a second time wrote a file: $(grep '"path"' "$OUT")"
+[ "$(jget "$OUT.flat" .preload)" = false ] || fail "enable --all --json: preload is not false"
+# started by hand, as the output says (only this test's programs learnt)
+"$TOOL" daemon --only "$W/on" >"$W/daemon.out" 2>&1 &
+dpid=$!
+at_exit "kill $dpid 2>/dev/null"
+daemon_up() { [ -s /var/lib/enormoustext/daemon.json ]; }
+wait_until 10 daemon_up || fail "the daemon wrote no state in 10 s: $(head -3 "$W/daemon.out")"
+t dstatus2 -- "$TOOL" status --no-probe --json
+json "$OUT"
+[ "$(jget "$OUT.flat" .hostwide.daemon.running)" = true ] || fail "status --json: the daemon is not seen running"
+[ "$(jget "$OUT.flat" .hostwide.daemon.wanted)" = true ] || fail "status --json: hostwide.daemon.wanted is not true"
+t ddis -- "$TOOL" disable --all
+expect_rc 0 "disable --all (the daemon)"
+expect_out "stopped the daemon \\(pid $dpid\\)"
+gone() { ! kill -0 "$dpid" 2>/dev/null; }
+wait_until 10 gone || fail "the daemon (pid $dpid) still runs 10 s after disable --all"
+[ ! -e "$unit" ] || fail "disable --all left the unit it wrote"
+[ ! -e /etc/systemd/system/multi-user.target.wants/enormoustext.service ] || fail "disable --all left the unit enabled"
 nothing_written "enable --all then disable --all"
+note "enable --all alone: /etc/ld.so.preload untouched, unit written and enabled, the daemon stopped by disable --all"
 pass

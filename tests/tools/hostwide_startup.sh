@@ -88,7 +88,7 @@ for d in on excl out; do cp "$W/dl_hold" /bin/true "$W/big.so" "$W/$d/" || fail 
 # program copy against itself (its path's length moves the stack's
 # strings, and where a page boundary falls)
 faults() { "$W/minflt" 51 "$1" || fail "minflt $1 failed"; }
-t en -- "$TOOL" enable --all --programs "$W/on/*:$W/excl/*" --exclude-programs "$W/excl/*" --env DEFER=0 --env COPY_MIN=0
+t en -- "$TOOL" enable --all --preload --programs "$W/on/*:$W/excl/*" --exclude-programs "$W/excl/*" --env DEFER=0 --env COPY_MIN=0
 expect_rc 0 "enable --all"
 grep -q 'enormoustext/preload/' /etc/ld.so.preload || fail "no host-wide entry: $(cat /etc/ld.so.preload)"
 cp /etc/ld.so.preload "$W/preload.ours"

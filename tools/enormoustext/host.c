@@ -195,6 +195,8 @@ static void read_hostwide(struct et_tool_host *s)
 		}
 		fclose(f);
 	}
+	snprintf(p, sizeof p, "%s%s", s->real ? "" : s->root, ET_HOSTWIDE_DAEMON_NOTE);
+	s->hw_daemon_wanted = access(p, F_OK) == 0;
 	/* the settings, parsed as the library parses them */
 	s->hw_conf = false;
 	s->hw_conf_untrusted = NULL;

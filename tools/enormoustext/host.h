@@ -95,6 +95,7 @@ struct et_tool_host {
 	} hw_libs[ET_TOOL_HW_LIBS];
 	size_t hw_nlibs, hw_broken;
 	struct et_tool_daemon dm;
+	bool hw_daemon_wanted;     /* ET_HOSTWIDE_DAEMON_NOTE is there: enable --all wants the daemon */
 };
 
 /* Where `enormoustext daemon` keeps what it learnt, by default. */

@@ -32,6 +32,9 @@
  * trusts none of them unless it, and each file, is root's and not
  * writable by group or others. */
 #define ET_HOSTWIDE_ETC "/etc/enormoustext"
+/* What `enormoustext enable --all` did for the daemon (its unit, enabled
+ * or not): there while --all wants the daemon; the library never reads it. */
+#define ET_HOSTWIDE_DAEMON_NOTE "/etc/enormoustext/daemon"
 /* The loader's list of libraries loaded into every program. */
 #define ET_HOSTWIDE_PRELOAD "/etc/ld.so.preload"
 /* The off switch: while this path exists (`: > /etc/enormoustext/off`, a

@@ -44,7 +44,7 @@
 #include <unistd.h>
 
 enum { OPT_ENV = 1, OPT_PRIME, OPT_LIB, OPT_DRY, OPT_NO_RELOAD, OPT_ROOT, OPT_BINARY, OPT_JSON, OPT_ALL, OPT_LIST,
-       OPT_MODE, OPT_PAD, OPT_PROGRAMS, OPT_EXCLUDE };
+       OPT_MODE, OPT_PAD, OPT_PROGRAMS, OPT_EXCLUDE, OPT_PRELOAD };
 
 
 /* ------------------------------------------------------------- options */
@@ -66,8 +66,14 @@ static const struct et_opt unit_opts[] = {
 static const struct et_opt binary_opts[] = {
 	{ "binary", 0, "PATH", "the program (instead of a UNIT)", OPT_BINARY, ET_OPTF_REQUIRED, 0, 2, NULL,
 	  ET_COMP_FILE },
-	{ "all", 0, NULL, "every dynamically linked program of the host", OPT_ALL, ET_OPTF_REQUIRED, 0, 4, NULL,
-	  0 },
+	{ "all", 0, NULL,
+	  "every program of the host: the daemon (no code in any\n"
+	  "process), and the host's settings",
+	  OPT_ALL, ET_OPTF_REQUIRED, 0, 4, NULL, 0 },
+	{ "preload", 0, NULL,
+	  "with --all: and the library in every dynamically\n"
+	  "linked program, for the copies the daemon cannot give",
+	  OPT_PRELOAD, 0, 0, 4, NULL, 0 },
 	{ "mode", 0, "N",
 	  "with --all: 1 text, 2 JIT code only, 3 both\n"
 	  "(ENORMOUSTEXT_MODE)",
@@ -107,9 +113,10 @@ static const struct et_opt both_opts[] = {
 	  "unit or binary, library, environment (a unit's\n"
 	  "variables), prime (the files primed), entry (the\n"
 	  "path /etc/ld.so.preload names), all, settings and\n"
-	  "note (--all), files (path, action, and target, in or\n"
+	  "note, preload and daemon (--all), files (path,\n"
+	  "action, and target, in or\n"
 	  "entry), reload, restart, warnings; with --list: units,\n"
-	  "preload_entry, programs, all, settings",
+	  "preload_entry, programs, all, settings, daemon",
 	  OPT_JSON, 0, 0, 0, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
@@ -137,13 +144,21 @@ static const struct et_cmd_spec enable_spec = {
 	        "back by 'disable --binary' when no program is left.  Before writing, a\n"
 	        "program is run with the library loaded through the new path.\n"
 	        "\n"
-	        "--all: the same entry, and every program acts, by the host's settings in\n"
-	        ET_HOSTWIDE_CONF " (--mode, --pad-threshold, --env; a\n"
-	        "process's own environment wins, ENORMOUSTEXT=0 turns it off; a setuid program\n"
-	        "never acts), the programs --programs names (default: all) and not those of\n"
-	        "--exclude-programs.  The library trusts the list, the settings and the off\n"
-	        "switch only while they and " ET_HOSTWIDE_ETC " are root's and not writable by\n"
-	        "group or others.  --binary programs act beside it, whatever its globs say.\n"
+	        "--all: every program of the host, with no code in any process: 'enormoustext\n"
+	        "daemon' keeps their text in the page cache as huge folios and the kernel maps\n"
+	        "it huge (congruent files: shared libraries of 2 MiB or more, static, non-PIE\n"
+	        "and enormous.ld programs).  Writes the settings,\n"
+	        ET_HOSTWIDE_CONF ", then the daemon's unit when none is\n"
+	        "installed, and enables it: 'systemctl enable --now' where systemd runs, else\n"
+	        "'systemctl --root' and a line saying how to start it.\n"
+	        "--preload adds the --binary entry for every program: each acts by the host's\n"
+	        "settings (--mode, --pad-threshold, --env; a process's own environment wins,\n"
+	        "ENORMOUSTEXT=0 turns it off; a setuid program never acts), the programs\n"
+	        "--programs names (default: all) and not those of --exclude-programs; the\n"
+	        "library trusts the list, the settings and the off switch only while they and\n"
+	        ET_HOSTWIDE_ETC " are root's and not writable by group or others.  --all\n"
+	        "without --preload takes out the entry an earlier --preload made.  --binary\n"
+	        "programs act beside it, whatever its globs say.\n"
 	        "\n"
 	        "--list: what this command wrote, and nothing is changed.\n",
 	.sections = { { "for a UNIT:", unit_opts, NULL }, { "host-wide (a program, or every one):", binary_opts, NULL },
@@ -192,8 +207,11 @@ static const struct et_cmd_spec disable_spec = {
 	        "left, puts /etc/ld.so.preload back byte for byte as it was before 'enable'\n"
 	        "(or removes it when there was none), and removes the list and the link.\n"
 	        "\n"
-	        "--all: takes every program (the list's '" ET_HOSTWIDE_ALL "' line) out the same way, and\n"
-	        "removes " ET_HOSTWIDE_CONF "; programs of --binary stay.\n",
+	        "--all: disables the daemon's unit where enable enabled it (and stops it; a\n"
+	        "daemon started by hand is stopped too), removes the unit enable wrote, takes\n"
+	        "every program (the list's '" ET_HOSTWIDE_ALL "' line, --preload) out the same way\n"
+	        "as --binary, and removes " ET_HOSTWIDE_CONF ";\n"
+	        "programs of --binary stay.\n",
 	.sections = { { "for a UNIT:", disable_unit_opts, NULL }, { "host-wide:", disable_binary_opts, NULL },
 	              { "both:", disable_both_opts, NULL } },
 	.tail = "Exit status: 0 done; 1 nothing of enable's there, or a failed change; 2\n"
@@ -262,6 +280,8 @@ static void report_json(const struct ctx *c)
 		json_env(&j, c);
 		et_json_obj_end(&j);
 		et_json_str(&j, "note", c->asan_note ? et_enable_asan_note : NULL);
+		et_json_bool(&j, "preload", c->preload);
+		et_json_str(&j, "daemon", c->daemon);
 	}
 	if (c->binary[0] || c->all) {
 		if (c->entry[0])
@@ -365,6 +385,7 @@ static int list_enabled(struct ctx *c)
 		et_json_arr_end(&j);
 	bool any = false;
 	int rc = et_enable_list_hostwide(c, c->json ? &j : NULL, &any);
+	et_enable_list_daemon(c, c->json ? &j : NULL, &any);
 	if (c->json) {
 		et_json_obj_end(&j);
 		et_json_end(&j);
@@ -416,6 +437,9 @@ static bool parse_options(struct ctx *c, struct et_args *a, struct seen *s, int 
 			break;
 		case OPT_ALL:
 			c->all = true;
+			break;
+		case OPT_PRELOAD:
+			c->preload = true;
 			break;
 		case OPT_LIST:
 			s->list = true;
@@ -479,13 +503,15 @@ static int main_common(struct ctx *c, int argc, char **argv)
 	/* what is written under /etc is root's: said before anything is read
 	 * or tried (a user gets one line, not a failed write halfway) */
 	if (s.list) {
-		if (a.nops || s.binary || c->all || s.any_env || s.host_opt || c->prime)
+		if (a.nops || s.binary || c->all || c->preload || s.any_env || s.host_opt || c->prime)
 			return et_tool_usage("--list takes no UNIT and no other option but --root and --json");
 		c->listed = true;
 		return list_enabled(c);
 	}
 	if (s.host_opt && !c->all)
 		return et_tool_usage("%s is a setting of --all", s.host_opt);
+	if (c->preload && !c->all)
+		return et_tool_usage("--preload goes with --all");
 	if (c->all && (s.binary || a.nops))
 		return et_tool_usage("give one of UNIT, --binary PATH and --all");
 	if (!c->root[0] && !c->dry && geteuid() != 0) {
@@ -494,7 +520,8 @@ static int main_common(struct ctx *c, int argc, char **argv)
 			et_tool_err("%s %s needs root: it writes %s; run it as root (sudo), or see what it "
 			            "would %s with --dry-run", enable ? "enable" : "disable",
 			            c->all ? "--all" : s.binary ? "--binary" : "UNIT",
-			            s.binary || c->all ? "/etc/ld.so.preload and " ET_HOSTWIDE_LIST :
+			            c->all ? ET_HOSTWIDE_CONF " and the daemon's unit" :
+			            s.binary ? "/etc/ld.so.preload and " ET_HOSTWIDE_LIST :
 			            "/etc/systemd/system/UNIT.d/" DROPIN,
 			            enable ? "write" : "remove");
 			return ET_EXIT_BAD;

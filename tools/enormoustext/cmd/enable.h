@@ -7,8 +7,8 @@
  *   enable.c           the command's front: options, --json's report, --list
  *   enable_units.c     a systemd service's drop-in (UNIT)
  *   enable_hostwide.c  the host-wide list, /etc/ld.so.preload's entry and
- *                      its backup, the link, --all's settings file (where
- *                      a daemon watching the host would join them)
+ *                      its backup, the link, --all's settings file
+ *   enable_daemon.c    --all's daemon: its unit, enabled and started
  *   enable_files.c     what both kinds share: the report's lines, events
  *                      and warnings, the small files (read whole, written
  *                      by rename, directories made and removed), the ELF
@@ -19,6 +19,8 @@
 
 #include "tool.h"
 
+#include "core/hostwide.h"
+
 #include <limits.h>
 #include <sys/types.h>
 
@@ -28,6 +30,8 @@
 #define DROPIN "enormoustext.conf"
 #define LIST_BACKUP "/etc/enormoustext/ld.so.preload.orig"
 #define LIST_NONE "/etc/enormoustext/ld.so.preload.none"
+/* What enable --all did for the daemon (enable_daemon.c). */
+#define ET_ENABLE_DAEMON_NOTE ET_HOSTWIDE_DAEMON_NOTE
 
 /* --json: what was done (or would be), gathered as it happens and written
  * at the end, instead of the lines; each line's facts are in it. */
@@ -42,7 +46,9 @@ struct event {
 
 struct ctx {
 	bool enable, dry, no_reload, prime, json;
-	bool all;                  /* --all: every program (the list's ET_HOSTWIDE_ALL line) */
+	bool all;                  /* --all: the daemon, and the host's settings */
+	bool preload;              /* --all --preload: and every program (the list's ET_HOSTWIDE_ALL line) */
+	const char *daemon;        /* enable --all: what became of the daemon ("started", ...) */
 	const char *programs, *exclude;   /* --all's program globs (NULL: not given) */
 	const char *root;          /* "" for the real one */
 	const char *lib_opt;
@@ -121,7 +127,19 @@ int et_disable_binary(struct ctx *c, const char *path);
 /* enable --all / disable --all. */
 int et_enable_all(struct ctx *c);
 int et_disable_all(struct ctx *c);
-/* What enable --all says of gcc's -fsanitize=address programs. */
+/* ---------------------------------------------------- enable_daemon.c */
+
+/* enable --all's daemon: the unit (written when none is installed),
+ * enabled (and started where systemd runs), the note of what was done;
+ * 0 or ET_EXIT_BAD after one line. */
+int et_enable_daemon(struct ctx *c);
+/* disable --all's: what the note says enable did, undone; *did: there was
+ * a note.  0 or ET_EXIT_BAD. */
+int et_disable_daemon(struct ctx *c, bool *did);
+/* --list: the note, as a line or into j (NULL without --json). */
+void et_enable_list_daemon(const struct ctx *c, struct et_json *j, bool *any);
+
+/* What enable --all --preload says of gcc's -fsanitize=address programs. */
 extern const char et_enable_asan_note[];
 /* --list: the host-wide entry, the programs and --all's settings, as
  * lines, or into j (NULL without --json); *any: whether the list or the

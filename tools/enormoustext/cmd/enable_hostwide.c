@@ -18,7 +18,8 @@
  *
  * Owns: the host-wide list, /etc/ld.so.preload's entry and its backup, the
  * link, the settings file; the program's checks and the trial run; --list's
- * host-wide part.  A daemon that watches the host joins them here.
+ * host-wide part; the order of --all's steps (settings, the daemon of
+ * enable_daemon.c, --preload's entry), each undone when a later one fails.
  * May call: enable_files.c, preload.c (the library, ld.so.preload's
  * entry), spawn.c (the trial run), core (hostconf, hostwide names, the
  * option table), msg.c, common.c.
@@ -660,6 +661,43 @@ const char et_enable_asan_note[] =
 	"  it for you); clang's -fsanitize=address and the other sanitizers are not\n"
 	"  affected";
 
+/* Does the host-wide list hold ET_HOSTWIDE_ALL (enable --all --preload)? */
+static bool all_listed(const struct ctx *c)
+{
+	struct hw h;
+	hw_paths(c, &h);
+	struct list l;
+	bool found = false;
+	if (list_read(&h, &l) == 0) {
+		for (size_t i = 0; i < l.n; i++)
+			found |= !strcmp(l.p[i], ET_HOSTWIDE_ALL);
+		list_free(&l);
+	}
+	return found;
+}
+
+/* What every preloaded process pays (bench/startup-cost --hostwide). */
+static const char preload_cost[] =
+	"every dynamically linked program now loads the library, for the copies the\n"
+	"  daemon cannot give (PIE executables, JIT code): about 1.1x the start-up of\n"
+	"  /bin/true on the project's test machine, an empty preloaded library 1.08x";
+
+/* --preload's part: the entry for every program, or (without --preload)
+ * the entry an earlier --preload made taken out. */
+static int preload_part(struct ctx *c)
+{
+	if (c->preload)
+		return enable_entry(c, ET_HOSTWIDE_ALL);
+	if (!all_listed(c))
+		return 0;
+	if (c->dry) {
+		et_enable_say(c, "would take '" ET_HOSTWIDE_ALL "' (every program, from --preload) out of %s\n",
+		              ET_HOSTWIDE_LIST);
+		return 0;
+	}
+	return et_disable_binary(c, "");
+}
+
 int et_enable_all(struct ctx *c)
 {
 	char conf[PATH_MAX];
@@ -681,7 +719,8 @@ int et_enable_all(struct ctx *c)
 	/* the library checked before the settings are written (enable_entry
 	 * checks it again, after them): a refusal leaves nothing behind */
 	char lib[PATH_MAX + 8];
-	if (check_etc_dir(c) || et_tool_library(c->lib_opt, lib, sizeof lib) || et_enable_check_lib(lib)) {
+	if (check_etc_dir(c) ||
+	    (c->preload && (et_tool_library(c->lib_opt, lib, sizeof lib) || et_enable_check_lib(lib)))) {
 		free(old);
 		return ET_EXIT_BAD;
 	}
@@ -696,21 +735,33 @@ int et_enable_all(struct ctx *c)
 	if (c->dry) {
 		et_enable_say(c, "would write %s:\n%s", conf, text);
 		et_enable_event(c, "would write", conf, NULL, NULL);
-		rc = enable_entry(c, ET_HOSTWIDE_ALL);
+		rc = et_enable_daemon(c);
+		if (rc == 0)
+			rc = preload_part(c);
+	} else if (old && olen == tlen && !memcmp(old, text, tlen)) {
+		/* the same again: nothing written (a second run changes nothing) */
+		et_enable_event(c, "keep", conf, NULL, NULL);
+		rc = et_enable_daemon(c);
+		if (rc == 0)
+			rc = preload_part(c);
 	} else if ((rc = et_tool_make_parents(conf)) == 0 && (rc = et_tool_write_atomic(conf, text, tlen, 0644)) == 0) {
-		rc = enable_entry(c, ET_HOSTWIDE_ALL);
+		et_enable_say(c, "wrote %s: the host's settings\n", conf);
+		et_enable_event(c, "write", conf, NULL, NULL);
+		rc = et_enable_daemon(c);
+		if (rc == 0 && (rc = preload_part(c)) != 0) {
+			bool did;
+			(void)et_disable_daemon(c, &did);
+		}
 		if (rc) {
 			/* the settings as they were: nothing half-done */
 			if (old)
 				et_tool_write_atomic(conf, old, olen, 0644);
 			else
 				unlink(conf);
-		} else {
-			et_enable_say(c, "wrote %s: the settings every program gets\n", conf);
-			et_enable_event(c, "write", conf, NULL, NULL);
 		}
 	}
-	if (rc == 0) {
+	if (rc == 0 && c->preload) {
+		et_enable_say(c, "note: %s\n", preload_cost);
 		et_enable_say(c, "note: %s\n", et_enable_asan_note);
 		c->asan_note = true;
 	}
@@ -728,7 +779,16 @@ int et_disable_all(struct ctx *c)
 	int e = et_tool_slurp(conf, &old, &olen);
 	bool ours = e == 0 && et_enable_has_marker(old);
 	free(old);
-	int rc = et_disable_binary(c, "");
+	bool listed = all_listed(c), did = false;
+	char note[PATH_MAX];
+	et_enable_rooted(c, note, sizeof note, ET_ENABLE_DAEMON_NOTE);
+	if (!listed && !ours && access(note, F_OK) != 0) {
+		et_tool_err("--all: not enabled (no %s, no '" ET_HOSTWIDE_ALL "' line in %s)", conf, ET_HOSTWIDE_LIST);
+		return ET_EXIT_BAD;
+	}
+	int rc = listed ? et_disable_binary(c, "") : 0;
+	if (rc == 0)
+		rc = et_disable_daemon(c, &did);
 	if (rc)
 		return rc;
 	if (e == 0 && !ours) {
@@ -736,8 +796,8 @@ int et_disable_all(struct ctx *c)
 	} else if (ours) {
 		if (et_enable_remove_file(c, conf))
 			return ET_EXIT_BAD;
-		if (c->dry)
-			return 0;
+	}
+	if (!c->dry) {
 		char etc_en[PATH_MAX];
 		et_enable_rooted(c, etc_en, sizeof etc_en, ET_HOSTWIDE_ETC);
 		rmdir(etc_en);

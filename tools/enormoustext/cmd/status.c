@@ -118,7 +118,7 @@ static void print_text(const struct et_tool_host *s)
 		       s->hw_entry, s->hw_programs < 0 ? 0 : s->hw_programs, s->hw_programs == 1 ? "" : "s",
 		       ET_HOSTWIDE_LIST);
 	else
-		printf("  %-16s does not load the library (enable --binary PATH or --all would)\n",
+		printf("  %-16s does not load the library (enable --binary PATH or --all --preload would)\n",
 		       ET_HOSTWIDE_PRELOAD);
 	if (s->hw_conf)
 		printf("  %-16s %s\n", "settings", s->hw_settings[0] ? s->hw_settings : "(none: the defaults)");
@@ -150,6 +150,10 @@ static void print_text(const struct et_tool_host *s)
 		printf("  %-16s running (pid %ld): %lu file%s known, %lu primed, %lu pending, %lu with nothing to "
 		       "prime, %lu given up\n", "daemon", s->dm.pid, s->dm.files, s->dm.files == 1 ? "" : "s",
 		       s->dm.primed, s->dm.pending, s->dm.nothing, s->dm.gave_up);
+	else if (s->hw_daemon_wanted)
+		printf("  %-16s NOT RUNNING, though enable --all wants it: start it (systemctl start "
+		       "enormoustext.service, or 'enormoustext daemon &' where systemd does not run)%s\n",
+		       "daemon", s->dm.known ? "; its last state is in " ET_TOOL_DAEMON_STATE : "");
 	else
 		printf("  %-16s not running%s (enormoustext daemon: the page cache kept huge for every program)\n",
 		       "daemon", s->dm.known ? " (its last state is in " ET_TOOL_DAEMON_STATE ")" : "");
@@ -289,6 +293,7 @@ static int print_json(const struct et_tool_host *s, bool explain, const char *pr
 	et_json_arr_end(&j);
 	et_json_obj(&j, "daemon");
 	et_json_bool(&j, "running", s->dm.running);
+	et_json_bool(&j, "wanted", s->hw_daemon_wanted);
 	if (s->dm.known)
 		et_json_i64(&j, "pid", s->dm.pid);
 	else
