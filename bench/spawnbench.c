@@ -17,6 +17,11 @@
  *
  * -a BASE: A runs with LD_PRELOAD=BASE instead of plain (e.g. an empty
  * library: what the library costs beyond what any preloaded library costs).
+ *
+ * -1: one side only (LIBRARY "-"): RUNS plain executions, after 20 to warm
+ * up, and one line "median NS runs RUNS": for a state of the host that
+ * cannot be switched between two executions (a daemon running or not:
+ * bench/startup-cost --daemon alternates it pair by pair).
  */
 #define _GNU_SOURCE
 #include <spawn.h>
@@ -89,17 +94,18 @@ static uint64_t run_b(char **argv, char **envp, const char *swap)
 
 int main(int argc, char **argv)
 {
-	int pairs = 11, runs = 200, opt;
+	int pairs = 11, runs = 200, opt, one = 0;
 	const char *swap = NULL, *base = NULL;
-	while ((opt = getopt(argc, argv, "+p:r:w:a:")) != -1) {
-		if (opt == 'p') pairs = atoi(optarg);
+	while ((opt = getopt(argc, argv, "+p:r:w:a:1")) != -1) {
+		if (opt == '1') one = 1;
+		else if (opt == 'p') pairs = atoi(optarg);
 		else if (opt == 'r') runs = atoi(optarg);
 		else if (opt == 'w') swap = optarg;
 		else if (opt == 'a') base = optarg;
 		else return 2;
 	}
 	if (argc - optind < 2 || pairs < 1 || runs < 1) {
-		fprintf(stderr, "usage: spawnbench [-p PAIRS] [-r RUNS] [-w FILE] [-a BASE] LIBRARY PROGRAM [ARGS...]\n");
+		fprintf(stderr, "usage: spawnbench [-p PAIRS] [-r RUNS] [-w FILE] [-a BASE] [-1] LIBRARY PROGRAM [ARGS...]\n");
 		return 2;
 	}
 	const char *lib = argv[optind];
@@ -126,6 +132,15 @@ int main(int argc, char **argv)
 	}
 
 	uint64_t *ta = calloc((size_t)runs, sizeof *ta), *tb = calloc((size_t)runs, sizeof *tb);
+	if (one) {
+		for (int i = 0; i < 20; i++)
+			run_once(prog, ea);
+		for (int r = 0; r < runs; r++)
+			ta[r] = run_once(prog, ea);
+		qsort(ta, (size_t)runs, sizeof *ta, cmp_u64);
+		printf("median %llu runs %d\n", (unsigned long long)ta[runs / 2], runs);
+		return 0;
+	}
 	double *ratio = calloc((size_t)pairs, sizeof *ratio);
 	for (int i = 0; i < 20; i++) { run_once(prog, ea); run_b(prog, eb, swap); }   /* warm up */
 	for (int p = 0; p < pairs; p++) {
