@@ -39,6 +39,7 @@ static const struct {
 	{ "perfmap", et_cmd_perfmap, et_cmd_perfmap_spec, "write /tmp/perf-PID.map naming the functions in moved text" },
 	{ "prime", et_cmd_prime, et_cmd_prime_spec, "bring text into the page cache as huge folios (zero-copy huge text)" },
 	{ "daemon", et_cmd_daemon, et_cmd_daemon_spec, "keep every running program's text huge in the page cache: no code in any process" },
+	{ "align", et_cmd_align, et_cmd_align_spec, "opt a PIE executable in: its text 2 MiB-aligned, huge from the page cache (undoable)" },
 	{ "oci-hook", et_cmd_oci_hook, et_cmd_oci_hook_spec, "an OCI runtime hook: prime a container's text before its first process runs" },
 	{ "record", et_cmd_record, et_cmd_record_spec, "run a program and write a profile of where its threads execute" },
 	{ "profile", et_cmd_profile, et_cmd_profile_spec, "show|merge|order|import: hot windows, sums, a link order, perf.data/pprof" },

@@ -96,6 +96,7 @@ int et_cmd_disable(int argc, char **argv);
 int et_cmd_compare(int argc, char **argv);
 int et_cmd_daemon(int argc, char **argv);
 int et_cmd_oci_hook(int argc, char **argv);
+int et_cmd_align(int argc, char **argv);
 /* Their tables (opts.h): options, usage forms, help (each in its file). */
 struct et_cmd_spec;
 const struct et_cmd_spec *et_cmd_run_spec(void);
@@ -113,6 +114,7 @@ const struct et_cmd_spec *et_cmd_disable_spec(void);
 const struct et_cmd_spec *et_cmd_compare_spec(void);
 const struct et_cmd_spec *et_cmd_daemon_spec(void);
 const struct et_cmd_spec *et_cmd_oci_hook_spec(void);
+const struct et_cmd_spec *et_cmd_align_spec(void);
 
 /* ------------------------------------------------------------- JSON */
 
