@@ -149,6 +149,7 @@ static int plan_read(int fd, struct plan *p, char *why, size_t cap)
 	}
 	bool interp = false;
 	int loads = 0;
+	char odd[200] = "";
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
 		off_t at = (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph);
@@ -166,10 +167,11 @@ static int plan_read(int fd, struct plan *p, char *why, size_t cap)
 		if (ph.p_align >= g_H)
 			continue;
 		if ((ph.p_vaddr - ph.p_offset) % g_H != 0) {
-			snprintf(why, cap, "its text would not be congruent at an aligned base either (PT_LOAD %u: "
-			         "offset 0x%llx, address 0x%llx)", i, (unsigned long long)ph.p_offset,
-			         (unsigned long long)ph.p_vaddr);
-			return -1;
+			if (!odd[0])
+				snprintf(odd, sizeof odd, "its text would not be congruent at an aligned base either "
+				         "(PT_LOAD %u: offset 0x%llx, address 0x%llx)", i, (unsigned long long)ph.p_offset,
+				         (unsigned long long)ph.p_vaddr);
+			continue;
 		}
 		if (p->n == MAX_SEGS) {
 			snprintf(why, cap, "more than %d executable PT_LOAD headers", MAX_SEGS);
@@ -189,6 +191,10 @@ static int plan_read(int fd, struct plan *p, char *why, size_t cap)
 	}
 	if (!loads || !p->text) {
 		snprintf(why, cap, "no executable PT_LOAD");
+		return -1;
+	}
+	if (odd[0]) {
+		snprintf(why, cap, "%s", odd);
 		return -1;
 	}
 	return 0;
