@@ -63,7 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { O_STATE = 1, O_DELAY, O_ONLY, O_ONCE, O_VERBOSE };
+enum { O_STATE = 1, O_DELAY, O_ONLY, O_ONCE, O_VERBOSE, O_HOST_ROOT };
 
 static const struct et_opt options[] = {
 	{ "state", 's', "DIR", "where it keeps what it learnt (default /var/lib/enormoustext)", O_STATE, 0, 0, 0, NULL,
@@ -72,6 +72,9 @@ static const struct et_opt options[] = {
 	  NULL, 0 },
 	{ "only", 0, "DIR", "learn only files under DIR (again for more); its filesystem is still watched", O_ONLY, 0, 0,
 	  0, NULL, ET_COMP_DIR },
+	{ "host-root", 0, "DIR",
+	  "the host's / is mounted at DIR (a container with the host's PID namespace): the host's paths are found there",
+	  O_HOST_ROOT, 0, 0, 0, NULL, ET_COMP_DIR },
 	{ "once", 'o', NULL, "prime the files STATE/known names, then exit (no watch)", O_ONCE, 0, 0, 0, NULL, 0 },
 	{ "verbose", 'v', NULL, "one line on stderr per file learnt, primed or given up", O_VERBOSE, 0, 0, 0, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
@@ -92,6 +95,9 @@ static const struct et_cmd_spec spec = {
 	        "/proc/PID/maps, and primes each file as `enormoustext prime` does once no\n"
 	        "process maps its small pages.  STATE/known lists the host's files it\n"
 	        "primed (primed again when it starts); STATE/daemon.json says what it knows.\n"
+	        "In a container (a DaemonSet: the host's PID namespace, the host's / at\n"
+	        "DIR), --host-root DIR: the paths a host's process names (its maps, its\n"
+	        "exec) are looked up and STATE/known's are opened under DIR.\n"
 	        "\n"
 	        "Exit status: 0 stopped by a signal (or --once done); 1 it could not watch\n"
 	        "(not root, no fanotify, STATE not writable); 2 usage error.\n",
@@ -202,6 +208,8 @@ static struct proc *g_procs;
 static size_t g_nprocs, g_capprocs;
 
 static const char *g_state = ET_TOOL_DAEMON_STATE;
+/* --host-root: where the host's / is mounted ("": this is the host's /) */
+static const char *g_host_root = "";
 static const char *g_only[16];
 static int g_nonly;
 static bool g_verbose;
@@ -273,6 +281,15 @@ static bool wanted(const char *path)
 	return false;
 }
 
+/* path as the host names it (a host process's maps and exec events give
+ * the host's paths, whatever root this daemon runs in), here: under
+ * --host-root; false when that does not fit */
+static bool here_path(const char *path, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s%s", g_host_root, path);
+	return n > 0 && (size_t)n < size;
+}
+
 /* A file a process maps executable (fd: open on it, taken over). */
 static void learn(int fd, const char *path)
 {
@@ -311,7 +328,9 @@ static void learn(int fd, const char *path)
 	k->fd = fd;
 	k->path = copy;
 	struct stat here;
-	k->host = path[0] == '/' && stat(path, &here) == 0 && here.st_dev == st.st_dev && here.st_ino == st.st_ino;
+	char at[PATH_MAX];
+	k->host = path[0] == '/' && here_path(path, at, sizeof at) && stat(at, &here) == 0 &&
+	          here.st_dev == st.st_dev && here.st_ino == st.st_ino;
 	k->state = F_PENDING;
 	if (g_verbose)
 		et_tool_err("learnt %s", path);
@@ -412,9 +431,10 @@ static void prime_known(void)
 	char line[PATH_MAX];
 	while (fgets(line, sizeof line, f)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (line[0] != '/')
+		char at[PATH_MAX];
+		if (line[0] != '/' || !here_path(line, at, sizeof at))
 			continue;
-		int fd = open(line, O_RDONLY | O_CLOEXEC);
+		int fd = open(at, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
 			learn(fd, line);
 	}
@@ -579,6 +599,11 @@ static int parse(int argc, char **argv, uint64_t *delay_ns, bool *once)
 				return et_tool_usage("--only: '%s' is not an absolute path", a.val);
 			g_only[g_nonly++] = a.val;
 			break;
+		case O_HOST_ROOT:
+			if (a.val[0] != '/')
+				return et_tool_usage("--host-root: '%s' is not an absolute path", a.val);
+			g_host_root = a.val;
+			break;
 		case O_ONCE: *once = true; break;
 		case O_VERBOSE: g_verbose = true; break;
 		}
@@ -587,6 +612,16 @@ static int parse(int argc, char **argv, uint64_t *delay_ns, bool *once)
 		return et_args_exit(c);
 	if (a.nops)
 		return et_tool_usage("daemon takes no operand ('%s')", a.ops[0]);
+	/* "/" and "/host/" name the same as "" and "/host" */
+	static char root[PATH_MAX];
+	size_t n = strlen(g_host_root);
+	while (n > 0 && g_host_root[n - 1] == '/')
+		n--;
+	if (n >= sizeof root)
+		return et_tool_usage("--host-root: too long");
+	memcpy(root, g_host_root, n);
+	root[n] = '\0';
+	g_host_root = root;
 	return -1;
 }
 
@@ -597,6 +632,14 @@ int et_cmd_daemon(int argc, char **argv)
 	int rc = parse(argc, argv, &delay_ns, &once);
 	if (rc >= 0)
 		return rc;
+	struct stat hr;
+	if (g_host_root[0]) {
+		int e = stat(g_host_root, &hr) != 0 ? errno : S_ISDIR(hr.st_mode) ? 0 : ENOTDIR;
+		if (e) {
+			et_tool_err("--host-root %s: %s", g_host_root, strerror(e));
+			return ET_EXIT_BAD;
+		}
+	}
 	if (mkdir(g_state, 0755) != 0 && errno != EEXIST) {
 		et_tool_err("%s: %s", g_state, strerror(errno));
 		return ET_EXIT_BAD;
@@ -620,8 +663,8 @@ int et_cmd_daemon(int argc, char **argv)
 		}
 		if (watch_filesystems(fan, &nfs) != 0)
 			return ET_EXIT_BAD;
-		et_tool_err("watching %d filesystem%s; state in %s", nfs, et_tool_plural((uint64_t)nfs, "s"),
-		            g_state);
+		et_tool_err("watching %d filesystem%s; state in %s%s%s", nfs, et_tool_plural((uint64_t)nfs, "s"),
+		            g_state, g_host_root[0] ? "; the host's / at " : "", g_host_root);
 	}
 	g_dirty = true;
 	prime_known();
