@@ -34,6 +34,8 @@
 #    the daemon started anew in a pod with --once (what a restarted pod does
 #    first) primes it from that list: a third run is huge too.  After
 #    SIGTERM the daemon has ended with status 0 and the probe says not ready.
+#    The entry point refuses, saying why, a second daemon on the node and a
+#    pod without the host's PID namespace.
 #
 # Exit: 0 pass, 1 fail, 77 skip (DEBDIR lacks the packages; not root; the
 # kernel or filesystem gives no huge page-cache folios; no static C
@@ -127,7 +129,8 @@ pod() {
 	local root=$1
 	shift 2
 	mkdir -p "$root"
-	exec unshare -m --propagation private -- /bin/sh -c '
+	# shellcheck disable=SC2086 # $PODNS: more namespaces, split
+	exec unshare -m --propagation private ${PODNS:-} -- /bin/sh -c '
 		set -e
 		img=$1 root=$2 state=$3; shift 3
 		mount --bind "$img" "$root"
@@ -220,6 +223,17 @@ probe_ready() {
 }
 wait_until 10 probe_ready || fail "the readiness probe does not say ready: $(cat "$W/state/daemon.json" 2>&1)"
 note "readiness probe: ready"
+# one daemon per node: a second pod's entry point refuses while it runs
+(pod "$W/root4" -- /usr/local/bin/enormoustext-entrypoint run) >"$W/second.out" 2>&1 </dev/null &&
+	fail "a second pod's entry point started a second daemon: $(cat "$W/second.out")"
+grep -q 'a daemon already runs on this host' "$W/second.out" ||
+	fail "a second pod's entry point did not say why it refused: $(cat "$W/second.out")"
+# a pod without hostPID: refused, said why
+(PODNS="-p -f" pod "$W/root5" -- /usr/local/bin/enormoustext-entrypoint run) >"$W/nohostpid.out" 2>&1 </dev/null &&
+	fail "the entry point ran in a PID namespace of its own: $(cat "$W/nohostpid.out")"
+grep -q 'not in the host.s PID namespace' "$W/nohostpid.out" ||
+	fail "the entry point in its own PID namespace did not say why it refused: $(cat "$W/nohostpid.out")"
+note "refused, each with its line: a second daemon on the node; a pod without hostPID"
 
 run learn >/dev/null   # the daemon learns it from its exec and maps
 wait_line "$W/pod.err" "bin/app: primed \([1-9][0-9]* of [1-9][0-9]* windows" 30 "$DP" ||
