@@ -42,7 +42,8 @@ set(et_features
   "signal@signal|sigreset@"
   "compare@compare|itlb@--counters"
   "docs@^docs\\.|docs_|help@"
-  "pkg@package|install@")
+  "pkg@package|install@"
+  "fleet@^deploy\\.@")
 
 set(et_slow_tests
   fault.syscalls=187 itlb_model_validation=67 integration.jit.java=56
@@ -62,12 +63,13 @@ set(et_slow_tests
   integration.record.env=7 tool_setup_json=7 linker.runtime.bfd=7
   fault.prime-mapped-elsewhere=7 tool_install=6 fault.defer-hot-auto=6
   tool_systemd_example=6 tool_collapse_java=6 linker.runtime.lld=6 fault.inv-closefrom=6
-  linker.alone.aarch64_16k=6 tool_check_script=5 fault.defer-dlopen=5 tool_status_edges=5)
+  linker.alone.aarch64_16k=6 tool_check_script=5 fault.defer-dlopen=5 tool_status_edges=5
+  deploy.ansible=83 deploy.debs=23)
 
 get_property(et_label_tests DIRECTORY PROPERTY TESTS)
 foreach(et_t IN LISTS et_label_tests)
   # the test's own source, where its name says which it is
-  string(REGEX REPLACE "^(fault|integration|linker|docs|layout|fuzz|example)\\.|^(tool|unit)_" "" et_rest "${et_t}")
+  string(REGEX REPLACE "^(fault|integration|linker|docs|layout|fuzz|example|deploy)\\.|^(tool|unit)_" "" et_rest "${et_t}")
   set(et_text "")
   foreach(et_f "${CMAKE_CURRENT_SOURCE_DIR}/${et_rest}.sh" "${CMAKE_CURRENT_SOURCE_DIR}/test_${et_rest}.c"
                "${CMAKE_CURRENT_SOURCE_DIR}/${et_rest}.c")
