@@ -14,7 +14,9 @@
 # for each page of it it touches meanwhile).  Checked first, no window is
 # dropped: the subject reads 0 bytes from the disk (/proc/PID/io
 # read_bytes; 8 MiB before the check), says why at ENORMOUSTEXT_VERBOSE=3,
-# keeps its 8 windows as copies; the files stay whole in the cache.  Then,
+# keeps its 8 windows as copies; the files stay in the cache (less than
+# the 1 MiB a dropped window would take gone: a stray page the kernel
+# reclaims on a loaded machine aside).  Then,
 # the holder gone, the same subject primes all 8 windows (zero-copy), so
 # the check blocks only what it must.
 . "$(dirname "$0")/lib.sh"
@@ -65,7 +67,9 @@ grep -q 'prime: 8 copied window(s) stay copies: another process maps some of the
 	fail "with the holder mapping half of each window, the subject did not say its 8 windows stay copies for that: $(grep prime: "$WORK/held.err" | tr '\n' '|')"
 [ "$RB" -eq 0 ] ||
 	fail "with the holder mapping half of each window, the subject read $RB bytes from the disk: it dropped pages it could not make huge"
-[ "$c1" -ge "$c0" ] || fail "the files' cached bytes fell from $c0 to $c1 while the holder mapped half of them"
+# a window dropped is 1 MiB gone (its half the holder does not map); the
+# kernel's own reclaim may take a stray page of a loaded machine's cache
+[ $((c0 - c1)) -lt 1048576 ] || fail "the files' cached bytes fell from $c0 to $c1 while the holder mapped half of them"
 note "holder maps half of each window: 8 windows stay copies, the subject read $RB bytes from disk, cache $c0 -> $c1 bytes"
 
 kill "$HP"; wait "$HP" 2>/dev/null

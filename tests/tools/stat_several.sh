@@ -51,15 +51,17 @@ i1=$(jindex "$OUT.flat" .processes pid "$p1"); i2=$(jindex "$OUT.flat" .processe
 t allprom -- "$TOOL" stat --all --prometheus --summary
 expect_rc 0
 awk '
+	# the labels may hold blanks (a comm such as "tmux: server"): the
+	# value is the last field, the kind is looked for in the whole line
 	/^enormoustext_process_(text|huge|copied_text)_bytes\{/ {
 		f = $1; sub(/\{.*/, "", f); sub(/^enormoustext_process_/, "", f)
-		k = ""; if (match($1, /kind="[a-z]+"/)) k = substr($1, RSTART, RLENGTH)
-		sum[f " " k] += $2
+		k = ""; if (match($0, /kind="[a-z]+"\}/)) k = substr($0, RSTART, RLENGTH - 1)
+		sum[f " " k] += $NF
 	}
 	/^enormoustext_total_/ {
 		f = $1; sub(/\{.*/, "", f); sub(/^enormoustext_total_/, "", f)
-		k = ""; if (match($1, /kind="[a-z]+"/)) k = substr($1, RSTART, RLENGTH)
-		tot[f " " k] = $2; n++
+		k = ""; if (match($0, /kind="[a-z]+"\}/)) k = substr($0, RSTART, RLENGTH - 1)
+		tot[f " " k] = $NF; n++
 	}
 	END {
 		if (n != 6) { print n " enormoustext_total_ samples, expected 6"; exit 1 }
