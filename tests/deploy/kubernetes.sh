@@ -67,16 +67,23 @@ t0=$(et_now_us)
 lap() { note "$(( ($(et_now_us) - t0) / 1000 )) ms: $*"; }
 
 # ------------------------------------------------------ 1. the manifests
-command -v node >/dev/null && command -v npm >/dev/null ||
-	fail "node and npm are needed to validate the manifests (Debian: apt-get install nodejs npm)"
+# Where the validator cannot be had (no node or npm; npm's registry out
+# of reach), the rest still runs and the test ends skipped, saying so:
+# never a pass without the validation.
+novalidate=
 cache=${ET_KUBERNETES_VALIDATOR:-$debdir/../kubernetes-validator}
 mkdir -p "$cache" || fail "$cache: cannot create the validator's cache"
 cache=$(cd "$cache" && pwd)
-if [ ! -f "$cache/node_modules/kubernetes-models/package.json" ] || [ ! -f "$cache/node_modules/yaml/package.json" ]; then
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	novalidate="node and npm are needed to validate the manifests (Debian: apt-get install nodejs npm)"
+elif [ ! -f "$cache/node_modules/kubernetes-models/package.json" ] || [ ! -f "$cache/node_modules/yaml/package.json" ]; then
 	note "installing the validator (npm: kubernetes-models 5.1.0, yaml 2) into $cache"
 	npm install --prefix "$cache" --no-audit --no-fund --silent kubernetes-models@5.1.0 yaml@2 >"$W/npm.log" 2>&1 ||
-		fail "npm could not install kubernetes-models and yaml into $cache: $(tail -3 "$W/npm.log")"
+		novalidate="npm could not install kubernetes-models and yaml into $cache: $(tail -3 "$W/npm.log" | tr '\n' ' ')"
 fi
+if [ -n "$novalidate" ]; then
+	note "NOT VALIDATED: $novalidate (the rest runs; the test ends skipped)"
+else
 node "$src/tests/deploy/kubernetes_manifests.mjs" "$cache/node_modules" "$k8s" "$k8s/canary" >"$W/validate.out" 2>&1
 vrc=$?
 sed 's/^/  /' "$W/validate.out"
@@ -95,6 +102,7 @@ grep -q 'hostPID: true' "$k8s/daemonset.yaml" && grep -q 'mountPath: /host$' "$k
 	grep -q '/usr/local/bin/enormoustext-entrypoint' "$k8s/Containerfile" ||
 	fail "daemonset.yaml and Containerfile no longer say what this test runs (hostPID, /host, the entry point's path)"
 lap "the manifests validate (kubernetes-models $(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$cache/node_modules/kubernetes-models/package.json")); a misspelt field and a wrong type are refused"
+fi
 
 # -------------------------------------------------------- 2. the image
 [ "$(id -u)" = 0 ] || skip "needs root (mounts, namespaces, fanotify)"
@@ -266,4 +274,5 @@ read -r h5 s5 <<<"$(run third)"
 note "page cache dropped: $h4 kB huge; a new pod's daemon --once primed it from STATE/known: $h5 of $s5 kB huge"
 [ $((h5 * 100 / s5)) -ge 90 ] || fail "only $h5 of $s5 kB huge after daemon --once in a pod"
 lap "done"
+[ -z "$novalidate" ] || skip "the entry point passed, but the manifests were not validated: $novalidate"
 pass
