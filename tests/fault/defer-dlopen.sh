@@ -1,5 +1,7 @@
 #!/bin/bash
-# fault.defer-dlopen — with ENORMOUSTEXT_DEFER the worker also serves
+# fault.defer-dlopen — with ENORMOUSTEXT_DEFER on a worker thread
+# (ENORMOUSTEXT_DEFER_ON=thread: the program's own thread is the tick's,
+# fault.defer-long) the worker also serves
 # dlopen: a library loaded after the start-up work is moved by the worker,
 # off the dlopen call.  strace -f names the thread of every mremap (the
 # swap): with the deferral all of them are the worker's, none the main
@@ -18,7 +20,7 @@ grep -q 'dlopen: [0-9]* functions called' "$R/plain.out" || fail "plain run: $(c
 swaps() { # OUT DEFER: run under strace; OUT.who gets "main N worker M" (mremap calls by thread)
 	local out=$1 defer=$2
 	fresh "$DP" "$IT_BIN/libbigtext.so"
-	(cd "$D" && ENORMOUSTEXT_VERBOSE=2 ENORMOUSTEXT_DEFER=$defer LD_PRELOAD=$PRE \
+	(cd "$D" && ENORMOUSTEXT_VERBOSE=2 ENORMOUSTEXT_DEFER=$defer ENORMOUSTEXT_DEFER_ON=thread LD_PRELOAD=$PRE \
 		strace -f -qq -e trace=mremap,execve -o "$out.strace" ./dp_prog "${ARGS[@]}" >"$out.out" 2>"$out.err")
 	echo $? >"$out.rc"
 	dp_same "$out" "$R/plain"

@@ -1,23 +1,37 @@
 #!/bin/bash
-# fault.defer-long — ENORMOUSTEXT_DEFER=1s on a process that lives 4 s:
-# during the deferral nothing of its text is huge and a thread named
-# "enormoustext" waits with every signal it can block blocked (glibc keeps
-# its two internal ones); after it, checked from outside in the running
-# process's smaps, its text is huge and the worker is still there, waiting
-# for the passes dlopen may ask for; the program prints what its plain run
-# prints.
+# fault.defer-long — ENORMOUSTEXT_DEFER=1s on a process that lives 4 s,
+# checked from outside in the running process, both ways the deferral runs:
+#
+#   thread (ENORMOUSTEXT_DEFER_ON=thread): during the deferral nothing of
+#     its text is huge and a thread named "enormoustext" waits with every
+#     signal it can block blocked (glibc keeps its two internal ones);
+#     after it, its text is huge and the worker is still there, waiting
+#     for the passes dlopen may ask for;
+#   main (the default, on a single-threaded program): the process has one
+#     thread, the program's, all along (sampled 20 times over 2 s), and
+#     its text is huge after the deferral all the same (the tick: SIGURG on
+#     the main thread's CPU time; no thread, no task);
+#
+# and the program prints what its plain run prints.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/defer.bash"
 R=$WORK/res
 mkdir "$R" || exit 2
 dp_plain "$R/plain" --hold 4000
 [ "$(cat "$R/plain.rc")" = 0 ] || fail "plain run exited $(cat "$R/plain.rc"): $(cat "$R/plain.err")"
-rm -f "$D/pid"
-(cd "$D" && ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s LD_PRELOAD=$PRE ./dp_prog --hold 4000 --pidfile "$D/pid" \
-	>"$R/lib.out" 2>"$R/lib.err"; echo $? >"$R/lib.rc") &
-# its own pid (not the newest dp_prog: another test may run one meanwhile)
-wait_until 1 test -s "$D/pid" && P=$(cat "$D/pid")
-[ -n "${P:-}" ] || fail "dp_prog did not start"
+
+start() {   # start MODE: dp_prog held 4 s with the library; P its pid
+	rm -f "$D/pid"
+	(cd "$D" && ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s ENORMOUSTEXT_DEFER_ON=$1 LD_PRELOAD=$PRE \
+		./dp_prog --hold 4000 --pidfile "$D/pid" >"$R/$1.out" 2>"$R/$1.err"; echo $? >"$R/$1.rc") &
+	# its own pid (not the newest dp_prog: another test may run one meanwhile)
+	P=
+	wait_until 1 test -s "$D/pid" && P=$(cat "$D/pid")
+	[ -n "$P" ] || fail "dp_prog did not start ($1)"
+}
+
+# --- thread
+start thread
 sleep 0.1
 worker= names=
 for t in /proc/"$P"/task/*; do
@@ -26,19 +40,37 @@ for t in /proc/"$P"/task/*; do
 	[ "$n" = enormoustext ] && worker=$t
 done
 before=$(huge_kb "$P")
-[ -n "$worker" ] || fail "no thread named enormoustext during the deferral (threads: $names)"
+[ -n "$worker" ] || fail "thread: no thread named enormoustext during the deferral (threads: $names)"
 blk=$(sed -n 's/^SigBlk:\t*//p' "$worker/status")
 # every signal but SIGKILL (9), SIGSTOP (19) and glibc's SIGCANCEL/SIGSETXID (32, 33)
 [ "$blk" = fffffffe7ffbfeff ] || [ "$blk" = fffffffffffbfeff ] ||
-	fail "the worker's blocked signals are $blk: a program's handler could run on it"
-[ "$before" = 0 ] || fail "$before kB of text already huge during the deferral"
+	fail "thread: the worker's blocked signals are $blk: a program's handler could run on it"
+[ "$before" = 0 ] || fail "thread: $before kB of text already huge during the deferral"
 sleep 1.8
 after=$(huge_kb "$P")
 names_after=$(cat /proc/"$P"/task/*/comm 2>/dev/null | sort | tr '\n' ' ')
 wait
-[ "$after" -ge 4096 ] || fail "after the deferral only $after kB of the running process's text is huge: $(cat "$R/lib.err")"
-case " $names_after " in *" enormoustext "*) ;; *) fail "the worker is gone after its work: $names_after" ;; esac
-dp_same "$R/lib" "$R/plain"
-grep -q 'MiB of .* text on 2 MiB pages' "$R/lib.err" || fail "no summary line from the worker: $(cat "$R/lib.err")"
-note "during the deferral: threads $names, worker SigBlk $blk, 0 kB huge; after: $after kB huge, threads $names_after"
+[ "$after" -ge 4096 ] || fail "thread: after the deferral only $after kB of the running process's text is huge: $(cat "$R/thread.err")"
+case " $names_after " in *" enormoustext "*) ;; *) fail "thread: the worker is gone after its work: $names_after" ;; esac
+dp_same "$R/thread" "$R/plain"
+grep -q 'MiB of .* text on 2 MiB pages' "$R/thread.err" || fail "thread: no summary line from the worker: $(cat "$R/thread.err")"
+note "thread: during the deferral: threads $names, worker SigBlk $blk, 0 kB huge; after: $after kB huge, threads $names_after"
+
+# --- main (the default)
+start main
+most=0 early=
+for i in $(seq 1 20); do
+	n=$(ls /proc/"$P"/task 2>/dev/null | wc -l)
+	[ "$n" -gt "$most" ] && most=$n
+	[ "$i" = 4 ] && early=$(huge_kb "$P")
+	sleep 0.1
+done
+late=$(huge_kb "$P")   # the program holds 4 s: it runs still
+wait
+[ "$most" = 1 ] || fail "main: the process had $most threads at once (the program has one)"
+[ "$early" = 0 ] || fail "main: $early kB of text already huge during the deferral"
+[ "${late:-0}" -ge 4096 ] || fail "main: after the deferral only ${late:-no} kB of the running process's text is huge: $(cat "$R/main.err")"
+dp_same "$R/main" "$R/plain"
+grep -q 'MiB of .* text on 2 MiB pages' "$R/main.err" || fail "main: no summary line: $(cat "$R/main.err")"
+note "main: threads at most $most (sampled 20 times over 2 s); 0 kB huge at 0.4 s, $late kB at about 2.5 s"
 echo "PASS [$T]"

@@ -1,8 +1,12 @@
 #!/bin/bash
 # fault.defer-tasks — a program at its task limit makes every task it makes
-# without the library: the deferred worker's own task is given back
-# (interpose/tasks.c, et_defer_give_way), and the worker leaves by itself
-# once its work is done (runtime/defer.c).
+# without the library.  By default (the deferral on the program's own
+# thread while it has no other: the tick) no task of the library's exists
+# for a fork, a posix_spawn or a system() to meet; a thread of the
+# program's hands the deferral to a worker, whose task is given back if the
+# thread finds no task free.  With ENORMOUSTEXT_DEFER_ON=thread the
+# worker's own task is given back (interpose/tasks.c, et_defer_give_way),
+# and the worker leaves by itself once its work is done (runtime/defer.c).
 #
 # dp_prog --tasks 3 makes, one at a time, 3 forks, 3 posix_spawns, 3
 # threads and 3 system()s, and prints how many of each succeeded:
@@ -14,8 +18,10 @@
 #      (the threads of the process, read from /proc at 1 s and 11.5 s);
 #   3. as a user with RLIMIT_NPROC=2 and no other process (root is not
 #      held to it), first thing in main.
-# Each run prints what the plain run prints, with the same exit status.
-# Without the give-way every fork of run 1 fails with EAGAIN.
+# Runs 1 and 3 both ways (thread, main), run 2 with a worker.  Each run
+# prints what the plain run prints, with the same exit status.  Without
+# the give-way every fork of run 1 fails with EAGAIN; by default no fork or
+# spawn meets a task of the library's (no line about one).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/defer.bash"
 [ "$(id -u)" = 0 ] || skip "needs root (a pids cgroup; running the program as another user)"
@@ -53,24 +59,32 @@ R=$WORK/res
 mkdir "$R" || exit 2
 in_cg "$R/plain" -- --tasks 3
 all_made "$R/plain"
-in_cg "$R/lib" ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s LD_PRELOAD="$PRE" -- --tasks 3
+in_cg "$R/lib" ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s ENORMOUSTEXT_DEFER_ON=thread LD_PRELOAD="$PRE" -- --tasks 3
 dp_same "$R/lib" "$R/plain"
 grep -q 'ENORMOUSTEXT_DEFER: fork found no task free (EAGAIN) before the deferral ended: nothing moved' "$R/lib.err" ||
 	fail "no line saying the waiting worker gave its task back: $(head -3 "$R/lib.err" | tr '\n' ' ')"
-note "at start: $(grep -c ' of ' "$R/lib.out") kinds of task, all made; $(grep -o 'fork found.*' "$R/lib.err")"
+note "thread, at start: $(grep -c ' of ' "$R/lib.out") kinds of task, all made; $(grep -o 'fork found.*' "$R/lib.err")"
+in_cg "$R/main" ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s LD_PRELOAD="$PRE" -- --tasks 3
+dp_same "$R/main" "$R/plain"
+grep -qE '(fork|posix_spawn|system) found no task free' "$R/main.err" &&
+	fail "main: a fork, spawn or system() met a task of the library's: $(head -3 "$R/main.err" | tr '\n' ' ')"
+note "main, at start: all made; $(grep -o 'ENORMOUSTEXT_DEFER: .*' "$R/main.err" | head -1)"
 
 # after the work: the worker moved the text, then gave its task back (or left)
 in_cg "$R/plain2" -- --hold 2000 --tasks-at 1200 --tasks 3
 all_made "$R/plain2"
-in_cg "$R/lib2" ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=100ms LD_PRELOAD="$PRE" -- --hold 2000 --tasks-at 1200 --tasks 3
-dp_same "$R/lib2" "$R/plain2"
-grep -qE '^enormoustext: [0-9]+ of [0-9]+ objects, [1-9][0-9.]* [MK]iB of .* on 2 MiB pages' "$R/lib2.err" ||
-	fail "the worker moved no text before the tasks: $(head -3 "$R/lib2.err" | tr '\n' ' ')"
-note "after the work: all made; $(grep -o 'ENORMOUSTEXT_DEFER: .*' "$R/lib2.err" | head -1)"
+for m in thread main; do
+	in_cg "$R/lib2$m" ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=100ms ENORMOUSTEXT_DEFER_ON=$m LD_PRELOAD="$PRE" -- --hold 2000 --tasks-at 1200 --tasks 3
+	dp_same "$R/lib2$m" "$R/plain2"
+	grep -qE '^enormoustext: [0-9]+ of [0-9]+ objects, [1-9][0-9.]* [MK]iB of .* on 2 MiB pages' "$R/lib2$m.err" ||
+		fail "$m: no text moved before the tasks: $(head -3 "$R/lib2$m.err" | tr '\n' ' ')"
+	note "$m, after the work: all made; $(grep -o 'ENORMOUSTEXT_DEFER: .*' "$R/lib2$m.err" | head -1)"
+done
+grep -q 'no task free' "$R/lib2main.err" && fail "main: a task met a task of the library's after the work: $(cat "$R/lib2main.err")"
 
 # ---- its work done and nothing to serve for 10 s, the worker leaves
 fresh "$DP"
-dp_start "$R/idle" ENORMOUSTEXT_DEFER=100ms LD_PRELOAD="$PRE" -- ./dp_prog --hold 12500
+dp_start "$R/idle" ENORMOUSTEXT_DEFER=100ms ENORMOUSTEXT_DEFER_ON=thread LD_PRELOAD="$PRE" -- ./dp_prog --hold 12500
 sleep 1
 during=$(cat /proc/"$P"/task/*/comm 2>/dev/null | sort | tr '\n' ' ')
 sleep 10.5
@@ -88,9 +102,13 @@ cp "$PRE" "$D/lib.so" && chmod 755 "$WORK" "$D" "$D/lib.so" && chmod 777 "$R"
 asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups prlimit --nproc=2 -- "$@"; }
 (cd "$D" && asnobody ./dp_prog --tasks 3 >"$R/np-plain.out" 2>"$R/np-plain.err"; echo $? >"$R/np-plain.rc")
 all_made "$R/np-plain"
-(cd "$D" && ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s LD_PRELOAD=$D/lib.so asnobody ./dp_prog --tasks 3 \
-	>"$R/np-lib.out" 2>"$R/np-lib.err"; echo $? >"$R/np-lib.rc")
-dp_same "$R/np-lib" "$R/np-plain"
-grep -q 'no task free (EAGAIN)' "$R/np-lib.err" || fail "RLIMIT_NPROC=2: no line about the task given back: $(head -3 "$R/np-lib.err" | tr '\n' ' ')"
-note "RLIMIT_NPROC=2 as nobody: all made"
+for m in thread main; do
+	(cd "$D" && ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s ENORMOUSTEXT_DEFER_ON=$m LD_PRELOAD=$D/lib.so asnobody ./dp_prog --tasks 3 \
+		>"$R/np-$m.out" 2>"$R/np-$m.err"; echo $? >"$R/np-$m.rc")
+	dp_same "$R/np-$m" "$R/np-plain"
+done
+grep -q 'fork found no task free (EAGAIN)' "$R/np-thread.err" || fail "RLIMIT_NPROC=2: no line about the task given back: $(head -3 "$R/np-thread.err" | tr '\n' ' ')"
+grep -qE '(fork|posix_spawn|system) found no task free' "$R/np-main.err" &&
+	fail "RLIMIT_NPROC=2, main: a fork, spawn or system() met a task of the library's: $(head -3 "$R/np-main.err" | tr '\n' ' ')"
+note "RLIMIT_NPROC=2 as nobody: all made, both ways"
 echo "PASS [$T]"

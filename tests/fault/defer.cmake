@@ -14,3 +14,8 @@ add_executable(et_fault_dp_noclone dp_noclone.c)
 set_target_properties(et_fault_dp_noclone PROPERTIES OUTPUT_NAME dp_noclone
   RUNTIME_OUTPUT_DIRECTORY ${fault_bin})
 target_compile_options(et_fault_dp_noclone PRIVATE ${fault_warn})
+# fault.defer-tick's program: 6 MiB of `ret`s, single-threaded unless asked
+add_executable(et_fault_dt_prog dt_prog.c)
+set_target_properties(et_fault_dt_prog PROPERTIES OUTPUT_NAME dt_prog
+  RUNTIME_OUTPUT_DIRECTORY ${fault_bin} SKIP_BUILD_RPATH TRUE)
+target_compile_options(et_fault_dt_prog PRIVATE ${fault_warn})

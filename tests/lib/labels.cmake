@@ -58,7 +58,8 @@ set(et_slow_tests
   docs.outputs=12 tool_prime=12 tool_daemon=12 integration.defaults.copies=11
   integration.defaults.short=10 integration.loader.failing=10 tool_help=10
   integration.defaults.prime.dirty=9 tool_status_explain=9 fault.defer-thp-off=9
-  tool_hostwide_startup=9 tool_progress=9 fault.wx=8 fault.defer-long=8 fault.rlimits=8
+  tool_hostwide_startup=9 tool_progress=9 fault.wx=8 fault.defer-long=12 fault.rlimits=8
+  fault.defer-tick=11
   fault.thp_matrix=8 tool_package=8 tool_enable_binary=8 integration.jit.thp=8
   integration.record.env=7 tool_setup_json=7 linker.runtime.bfd=7
   fault.prime-mapped-elsewhere=7 tool_install=6 fault.defer-hot-auto=6

@@ -123,7 +123,9 @@ start_hold() {
 	shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do pre+=("$1"); shift; done
 	shift
-	"${pre[@]}" "$@" --wait </dev/null >"$W/$name.hold.out" 2>"$W/$name.hold.err" &
+	# HOLD_SPIN=MS: the program runs MS ms before it waits (tt_hold --spin:
+	# the library's deferral counts the main thread's CPU time by default)
+	"${pre[@]}" "$@" ${HOLD_SPIN:+--spin "$HOLD_SPIN"} --wait </dev/null >"$W/$name.hold.out" 2>"$W/$name.hold.err" &
 	HPID=$!
 	PIDS+=("$HPID")
 	wait_line "$W/$name.hold.out" '^ready ' 10 "$HPID"

@@ -68,6 +68,8 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"trust: act under a seccomp filter known to allow the library's calls" },
 	[ET_OPT_COPY_MIN] = { "ENORMOUSTEXT_COPY_MIN", "256K", "a size in bytes with optional K/M/G suffix",
 		"a deferred pass copies only windows with this much run; 0: every one" },
+	[ET_OPT_DEFER_ON] = { "ENORMOUSTEXT_DEFER_ON", "main", "main, thread",
+		"main: on the program's thread while it is alone; thread: a worker" },
 };
 
 ET_STARTUP const struct et_option_desc *et_option_table(size_t *count)
@@ -496,6 +498,14 @@ ET_STARTUP static int apply(struct et_options *o, enum et_option_id id, const ch
 		break;
 	case ET_OPT_COPY_MIN:
 		ok = et_parse_size(v, &o->copy_min);
+		break;
+	case ET_OPT_DEFER_ON:
+		if (!strcmp(v, "thread"))
+			o->defer_thread = true;
+		else if (!strcmp(v, "main") || !*v)
+			o->defer_thread = false;
+		else
+			ok = -EINVAL;
 		break;
 	case ET_OPT_SECCOMP:
 		if (!strcmp(v, "trust"))

@@ -45,6 +45,7 @@ enum et_option_id {
 	ET_OPT_MODE,         /* ENORMOUSTEXT_MODE */
 	ET_OPT_SECCOMP,      /* ENORMOUSTEXT_SECCOMP */
 	ET_OPT_COPY_MIN,     /* ENORMOUSTEXT_COPY_MIN */
+	ET_OPT_DEFER_ON,     /* ENORMOUSTEXT_DEFER_ON */
 	ET_OPT__COUNT
 };
 
@@ -67,6 +68,8 @@ struct et_options {
 	bool profile_strict;       /* objects the profile does not have are left alone */
 	const char *record;        /* write a profile of this process here at exit */
 	uint64_t defer_ns;         /* start-up work on a worker after this long (0: in the constructor) */
+	bool defer_thread;         /* ENORMOUSTEXT_DEFER_ON=thread: the deferred work on a worker thread, not
+	                              on the program's own thread when it is single-threaded */
 	uint64_t defer_rate;       /* the worker copies at most this many bytes a second (0: no limit) */
 	bool hot_auto;             /* ENORMOUSTEXT_HOT=auto: sample during the deferral, move the hot windows */
 	bool top_only;             /* this process only: the preload leaves LD_PRELOAD for its children */

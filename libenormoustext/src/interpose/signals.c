@@ -1,8 +1,10 @@
 /*
  * interpose/signals.c — pthread_create and the ways to set a signal
  * disposition (sigaction, signal, sysv_signal, bsd_signal, sigset), for
- * ENORMOUSTEXT_RECORD's timer (runtime/record.c) and ENORMOUSTEXT_DEFER's
- * count of the program's threads (runtime/defer.c); a pthread_create
+ * ENORMOUSTEXT_RECORD's timer (runtime/record.c), ENORMOUSTEXT_DEFER's
+ * tick (SIGURG, hidden from the program; a thread or a disposition of the
+ * program's ends it) and count of the program's threads (runtime/defer.c);
+ * a pthread_create
  * refused a task (EAGAIN) while the worker lives is made again once it has
  * given its task back (as fork: interpose/tasks.c).
  *
@@ -55,6 +57,9 @@ ET_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
 	pthread_create_fn next = (pthread_create_fn)next_symbol(&real, "pthread_create");
 	if (!next)
 		return EAGAIN;
+	/* the deferral's tick runs on the program's only thread: with a
+	 * second coming, a worker takes it over (runtime/defer.c) */
+	et_defer_threads_coming();
 	bool sampled = et_record_threads_sampled(), counted = et_defer_counts_threads();
 	struct thread_start *w = sampled || counted ? malloc(sizeof *w) : NULL;
 	if (!w) {
@@ -115,6 +120,21 @@ ET_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	if (sig == SIGPROF && act)
 		et_record_sigprof_change((act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
 		                                                          (const void *)act->sa_handler);
+	if (__builtin_expect(sig == SIGURG && et_defer_sigurg_hidden(), 0)) {
+		/* the deferral's tick (runtime/defer.c) is not the program's:
+		 * it is told SIG_DFL; setting one of its own ends the tick */
+		int r = 0;
+		if (act) {
+			et_defer_sigurg_change((act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
+			                                                        (const void *)act->sa_handler);
+			r = next(sig, act, NULL);
+		}
+		if (r == 0 && old) {
+			memset(old, 0, sizeof *old);
+			old->sa_handler = SIG_DFL;
+		}
+		return r;
+	}
 	return next(sig, act, old);
 }
 
@@ -139,6 +159,12 @@ static sighandler_fn set_handler(void **cache, const char *name, int sig, sighan
 	}
 	if (sig == SIGPROF)
 		et_record_sigprof_change((const void *)handler);
+	if (sig == SIGURG && et_defer_sigurg_hidden()) {
+		/* the tick's handler is not the program's (see sigaction) */
+		et_defer_sigurg_change((const void *)handler);
+		sighandler_fn prev = next(sig, handler);
+		return prev == SIG_ERR ? prev : SIG_DFL;
+	}
 	return next(sig, handler);
 }
 

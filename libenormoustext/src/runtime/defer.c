@@ -79,9 +79,21 @@
 #include "runtime/sandbox.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/auxv.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define ET_HAVE_SINGLE_THREADED 1
+#endif
+#endif
 
 enum { D_NONE = 0, D_WAITING, D_WORKING, D_SERVING, D_STOOD_DOWN };
 
@@ -95,6 +107,8 @@ static bool g_joinable;         /* g_thread is ours to join */
 static pthread_t g_thread;
 static void (*g_work)(void), (*g_serve)(void), (*g_on_due)(void);
 static uint64_t (*g_due)(void);
+static bool (*g_busy)(void);
+static bool g_work_done;        /* the work ran (on the tick) before a worker was made */
 static struct timespec g_deadline;   /* CLOCK_MONOTONIC */
 static uint64_t g_started_ns, g_delay_ns;   /* et_defer_start's time (CLOCK_MONOTONIC) and delay */
 
@@ -237,10 +251,13 @@ static void *worker(void *arg)
 		          "it stands down, nothing moved", et_errno_text(te, eb));
 		return NULL;
 	}
+	bool done = g_work_done;
 	g_state = D_WORKING;
-	g_poked = false;          /* the work's pass sees every object */
+	if (!done)
+		g_poked = false;  /* the work's pass sees every object */
 	pthread_mutex_unlock(&g_m);
-	g_work();
+	if (!done)
+		g_work();
 	/* Then the passes dlopen and dlclose ask for, off their callers, and
 	 * what is due later (priming copies again: runtime/pass.c). */
 	pthread_mutex_lock(&g_m);
@@ -299,9 +316,469 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* ---- the deferral on the program's own thread: the tick ---------------
+ *
+ * A thread of ours, however quiet, changes what a single-threaded program
+ * is: glibc turns its single-threaded fast paths off for good (stdio's and
+ * malloc's locking, libstdc++'s atomics: a putc loop 5.8x slower) and the
+ * kernel counts a task against pids.max and RLIMIT_NPROC.  So while the
+ * program has only its main thread (and ENORMOUSTEXT_DEFER_ON is not
+ * "thread"), the deferred work runs on that thread instead:
+ *
+ *   - a timer on the main thread's CPU time (CLOCK_THREAD_CPUTIME_ID, every
+ *     ET_TICK_NS of it) sends that thread SIGURG, whose default is to be
+ *     ignored: a signal of ours left pending anywhere (a mask that blocks
+ *     it, an exec) harms nothing.  A thread that sleeps or waits is never
+ *     interrupted (its CPU clock stands still), and on Linux 5.11 and
+ *     later the signal is sent on the way back to user space, never inside
+ *     a system call, so no call of the program's fails with EINTR;
+ *   - the handler returns at once until the deferral has passed (a
+ *     clock_gettime); then, at the first tick that finds a safe moment, it
+ *     runs the work (the same pass as the worker's) with every signal
+ *     blocked, and returns: the program was paused for as long as the
+ *     pass took, on its own thread, and sees its descriptors, errno and
+ *     mask as they were;
+ *   - a safe moment (tick_safe): the program is still single-threaded (the
+ *     kernel's count); it was interrupted outside libc, the loader and this
+ *     library (no lock of theirs can be half-taken, no list of the loader's
+ *     half-changed); on its main stack with ET_TICK_STACK free below; and
+ *     no pass lock of the library's is taken;
+ *   - afterwards the ticks go on only while something is due (priming
+ *     tries, the memory cgroup's watch), and stop for good when nothing is.
+ *
+ * The program makes a thread (pthread_create), or sets a SIGURG
+ * disposition of its own: the tick stops and a worker thread takes over
+ * (et_defer_tick_to_thread), as it would have from the start; the program
+ * is multi-threaded by then, by its own doing.  A fork's child has neither.
+ */
+#define ET_TICK_NS 10000000L            /* 10 ms of the main thread's CPU time */
+#define ET_TICK_STACK (256u << 10)      /* stack the pass may take below the interrupted frame */
+
+static bool g_tick;             /* the deferral runs on the program's thread */
+static int g_tick_id = -1;      /* its timer; -1: none (stopped, or in a fork's child) */
+static char g_tick_tag;         /* the timer's sigev_value: tells its signals from a kill() */
+static bool g_tick_handler;     /* SIGURG's disposition is ours (the program has set none) */
+static bool g_in_tick;          /* the deferred work runs on the program's thread now */
+static const char *g_tick_late; /* why the tick could not find a moment (for the exit line) */
+static unsigned g_tick_skipped; /* ticks past the deadline that found no safe moment */
+static char g_maps_buf[4096];   /* the handler's buffer (one handler at a time: SIGURG blocked in it) */
+
+static void tick_stop(void)
+{
+	int id = __atomic_exchange_n(&g_tick_id, -1, __ATOMIC_ACQ_REL);
+	if (id >= 0)
+		et_os_timer_delete(id);
+}
+
+/* Read an whole small /proc file into buf (NUL-ended); its length or -1. */
+static long read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (n == cap - 1)
+			break;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return (long)n;
+}
+
+/* The kernel's count of the process's threads (field 20 of /proc/self/stat). */
+static long thread_count(void)
+{
+	char b[1024];
+	if (read_small("/proc/self/stat", b, sizeof b) <= 0)
+		return -1;
+	const char *p = strrchr(b, ')');
+	if (!p)
+		return -1;
+	/* ") S ppid ...": field 3 is the state; 20 is num_threads */
+	int field = 2;
+	for (; *p && field < 20; p++)
+		if (*p == ' ')
+			field++;
+	long n = 0;
+	while (*p >= '0' && *p <= '9')
+		n = n * 10 + (*p++ - '0');
+	return n > 0 ? n : -1;
+}
+
+static unsigned long hex_at(const char **pp)
+{
+	unsigned long v = 0;
+	const char *p = *pp;
+	for (;; p++) {
+		char c = *p;
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			break;
+		v = v * 16 + (unsigned long)d;
+	}
+	*pp = p;
+	return v;
+}
+
+/* Libraries whose code may hold a lock the pass takes (the loader's, a
+ * mutex half-taken) or be changing the loader's list: libc, the loader,
+ * glibc's older split-off parts. */
+static bool is_libc(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	static const char *const names[] = { "libc.so", "libc-", "ld-linux", "ld-musl", "libc.musl", "ld64.so",
+		                             "ld.so", "libpthread.so", "libpthread-", "libdl.so", "libdl-" };
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!strncmp(b, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+struct tick_maps {
+	uintptr_t pc, sp, self;
+	char pc_path[256], self_path[256];
+	uintptr_t stack_lo, stack_hi, below_stack;   /* [stack], and the end of the mapping under it */
+	bool pc_found, self_found, stack_found;
+};
+
+static void maps_line(struct tick_maps *m, const char *line, uintptr_t *prev_end)
+{
+	const char *p = line;
+	uintptr_t lo = hex_at(&p);
+	if (*p != '-')
+		return;
+	p++;
+	uintptr_t hi = hex_at(&p);
+	/* perms offset dev inode, then the path after blanks */
+	for (int f = 0; f < 4 && *p; f++) {
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++;
+	}
+	while (*p == ' ')
+		p++;
+	if (m->pc >= lo && m->pc < hi) {
+		m->pc_found = true;
+		strncpy(m->pc_path, p, sizeof m->pc_path - 1);
+	}
+	if (m->self >= lo && m->self < hi) {
+		m->self_found = true;
+		strncpy(m->self_path, p, sizeof m->self_path - 1);
+	}
+	if (!strcmp(p, "[stack]")) {
+		m->stack_found = true;
+		m->stack_lo = lo;
+		m->stack_hi = hi;
+		m->below_stack = *prev_end;
+	}
+	*prev_end = hi;
+}
+
+/* /proc/self/maps, read in pieces: where the program counter, the stack
+ * and this library are.  false: it could not be read. */
+static bool read_maps(struct tick_maps *m)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	size_t have = 0;
+	uintptr_t prev_end = 0;
+	for (;;) {
+		ssize_t r = read(fd, g_maps_buf + have, sizeof g_maps_buf - 1 - have);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		g_maps_buf[have] = '\0';
+		char *start = g_maps_buf, *nl;
+		while ((nl = strchr(start, '\n'))) {
+			*nl = '\0';
+			maps_line(m, start, &prev_end);
+			start = nl + 1;
+		}
+		have = (size_t)(g_maps_buf + have - start);
+		memmove(g_maps_buf, start, have);
+		if (have == sizeof g_maps_buf - 1)
+			have = 0;   /* a line longer than the buffer: dropped */
+	}
+	close(fd);
+	return true;
+}
+
+static uintptr_t context_sp(const void *ucv, uintptr_t *pc)
+{
+	const ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+	*pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__i386__)
+	*pc = (uintptr_t)uc->uc_mcontext.gregs[REG_EIP];
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_ESP];
+#elif defined(__aarch64__)
+	*pc = (uintptr_t)uc->uc_mcontext.pc;
+	return (uintptr_t)uc->uc_mcontext.sp;
+#else
+	(void)uc;
+	*pc = 0;
+	return 0;
+#endif
+}
+
+static void on_tick(int sig, siginfo_t *si, void *uc);
+
+/* Is now a safe moment for the pass on this thread?  *why: what is not,
+ * for the line said if none is ever found; *never: it will not become so
+ * (threads the library did not see made). */
+static bool tick_safe(void *uc, const char **why, bool *never)
+{
+	*never = false;
+	if (g_busy && g_busy()) {
+		*why = "a pass of the library's was under way";
+		return false;
+	}
+	long n = thread_count();
+	if (n != 1) {
+		*why = n > 1 ? "the program has threads the library did not see made (clone)" :
+		               "/proc/self/stat could not be read";
+		*never = n > 1;
+		return false;
+	}
+	struct tick_maps m;
+	memset(&m, 0, sizeof m);
+	m.sp = context_sp(uc, &m.pc);
+	m.self = (uintptr_t)on_tick;
+	if (!m.sp || !read_maps(&m)) {
+		*why = "/proc/self/maps could not be read";
+		*never = !m.sp;
+		return false;
+	}
+	if (!m.pc_found || is_libc(m.pc_path)) {
+		*why = "the program was always inside libc or the loader";
+		return false;
+	}
+	/* this library's own code, unless it is part of the program (linked
+	 * in: then its locks are the pass locks, checked above) */
+	if (m.self_found && !strcmp(m.pc_path, m.self_path) && strcmp(m.self_path, "[anon]") &&
+	    getauxval(AT_BASE) != 0) {
+		char exe[256];
+		ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		exe[l > 0 ? l : 0] = '\0';
+		if (strcmp(exe, m.self_path)) {
+			*why = "the program was always inside the library";
+			return false;
+		}
+	}
+	/* the main thread's stack, with room below the interrupted frame: the
+	 * room already mapped, or room the stack may still grow into (its
+	 * limit, and the kernel's guard gap above the mapping under it) */
+	bool room = false;
+	if (m.stack_found && m.sp > m.stack_lo && m.sp <= m.stack_hi) {
+		uintptr_t need = m.sp - ET_TICK_STACK;
+		if (m.sp > ET_TICK_STACK && need >= m.stack_lo)
+			room = true;
+		else {
+			struct rlimit rl;
+			if (m.sp > ET_TICK_STACK && getrlimit(RLIMIT_STACK, &rl) == 0) {
+				uintptr_t lim = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > m.stack_hi ? m.stack_hi :
+				                                                                          (uintptr_t)rl.rlim_cur;
+				room = need >= m.stack_hi - lim && need >= m.below_stack + (1u << 20);
+			}
+		}
+	}
+	if (!room) {
+		*why = "the program was never on its main stack with room to spare";
+		return false;
+	}
+	return true;
+}
+
+static void on_tick(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &g_tick_tag || !__atomic_load_n(&g_tick, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&g_tick_id, __ATOMIC_ACQUIRE) < 0)
+		return;     /* not ours: ignored, as SIGURG is by default */
+	int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	if (st != D_WAITING && st != D_SERVING)
+		return;
+	uint64_t now = et_now_ns();
+	if (st == D_WAITING && now < g_started_ns + g_delay_ns)
+		return;
+	int saved = errno;
+	__atomic_store_n(&g_in_tick, true, __ATOMIC_RELEASE);
+	uint64_t due = st == D_SERVING && g_due ? g_due() : 0;
+	if (st == D_SERVING && !due) {
+		tick_stop();
+		__atomic_store_n(&g_state, D_STOOD_DOWN, __ATOMIC_RELEASE);
+	} else if (st == D_WAITING || now >= due) {
+		const char *why = NULL;
+		bool never = false;
+		if (!tick_safe(uc, &why, &never)) {
+			g_tick_late = why;
+			g_tick_skipped++;
+			if (never) {
+				tick_stop();
+				__atomic_store_n(&g_state, D_STOOD_DOWN, __ATOMIC_RELEASE);
+				et_log(1, "ENORMOUSTEXT_DEFER: %s: nothing moved", why);
+			}
+		} else if (st == D_WAITING) {
+			__atomic_store_n(&g_state, D_WORKING, __ATOMIC_RELEASE);
+			g_work();
+			g_work_done = true;
+			bool more = g_due && g_due();
+			if (!more)
+				tick_stop();
+			__atomic_store_n(&g_state, more ? D_SERVING : D_STOOD_DOWN, __ATOMIC_RELEASE);
+		} else {
+			g_on_due();
+			if (!(g_due && g_due())) {
+				tick_stop();
+				__atomic_store_n(&g_state, D_STOOD_DOWN, __ATOMIC_RELEASE);
+			}
+		}
+	}
+	__atomic_store_n(&g_in_tick, false, __ATOMIC_RELEASE);
+	errno = saved;
+}
+
+/* The tick, armed on the calling (main) thread.  0 or an errno: then a
+ * worker thread is made instead. */
+static int tick_start(void)
+{
+#ifdef ET_HAVE_SINGLE_THREADED
+	if (!__libc_single_threaded)
+		return EAGAIN;
+#endif
+#if !defined(__x86_64__) && !defined(__i386__) && !defined(__aarch64__)
+	return ENOSYS;   /* no way to read an interrupted frame here */
+#endif
+	struct sigaction old;
+	if (et_os_sigaction(SIGURG, NULL, &old) != 0)
+		return errno;
+	if (old.sa_handler != SIG_DFL)
+		return EBUSY;   /* the program's (inherited SIG_IGN, or set before us) */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_tick;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	if (et_os_sigaction(SIGURG, &sa, NULL) != 0)
+		return errno;
+	__atomic_store_n(&g_tick_handler, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_tick, true, __ATOMIC_RELEASE);
+	int id = -1;
+	if (et_os_thread_timer_create(SIGURG, &g_tick_tag, &id) != 0 || et_os_timer_every(id, ET_TICK_NS) != 0) {
+		int e = errno;
+		if (id >= 0)
+			et_os_timer_delete(id);
+		__atomic_store_n(&g_tick, false, __ATOMIC_RELEASE);
+		/* the handler stays (ours, hidden): it ignores whatever comes */
+		return e ? e : EINVAL;
+	}
+	__atomic_store_n(&g_tick_id, id, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* At exit: no tick during the program's last steps. */
+__attribute__((destructor)) static void tick_at_exit(void)
+{
+	if (__atomic_load_n(&g_tick, __ATOMIC_ACQUIRE))
+		tick_stop();
+}
+
+bool et_defer_is_deferred(void)
+{
+	return __atomic_load_n(&g_in_tick, __ATOMIC_ACQUIRE) || et_defer_is_worker();
+}
+
+bool et_defer_sigurg_hidden(void)
+{
+	return __atomic_load_n(&g_tick_handler, __ATOMIC_ACQUIRE);
+}
+
+static int start_worker(void);
+
+/* The tick's work, now, on the calling thread in plain context (a dlopen
+ * after the deadline, prctl(PR_SET_THP_DISABLE)): false when it is not
+ * waiting any more (done, or under way on this thread's tick). */
+static bool tick_work_now(void)
+{
+	int st = D_WAITING;
+	if (!__atomic_compare_exchange_n(&g_state, &st, D_WORKING, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return false;
+	__atomic_store_n(&g_in_tick, true, __ATOMIC_RELEASE);
+	g_work();
+	g_work_done = true;
+	bool more = g_due && g_due();
+	__atomic_store_n(&g_in_tick, false, __ATOMIC_RELEASE);
+	if (!more)
+		tick_stop();
+	__atomic_store_n(&g_state, more ? D_SERVING : D_STOOD_DOWN, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* The tick gives way to a worker thread (the program makes a thread, or
+ * sets SIGURG): the work waits for the same deadline, or (done already)
+ * the worker serves what is due. */
+static void tick_to_thread(const char *what)
+{
+	if (!__atomic_exchange_n(&g_tick, false, __ATOMIC_ACQ_REL))
+		return;
+	tick_stop();
+	int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	if (st != D_WAITING && st != D_SERVING)
+		return;
+	int e = start_worker();
+	if (e) {
+		__atomic_store_n(&g_state, D_STOOD_DOWN, __ATOMIC_RELEASE);
+		char eb[24];
+		et_log(1, "ENORMOUSTEXT_DEFER: %s, and no worker thread could be made (%s)%s", what, et_errno_text(e, eb),
+		       st == D_WAITING ? ": nothing moved" : "");
+		return;
+	}
+	et_log(3, "ENORMOUSTEXT_DEFER: %s: a worker thread takes the deferral over", what);
+}
+
+void et_defer_threads_coming(void)
+{
+	if (__atomic_load_n(&g_tick, __ATOMIC_ACQUIRE))
+		tick_to_thread("the program makes a thread");
+}
+
+void et_defer_sigurg_change(const void *handler)
+{
+	if (handler == (const void *)on_tick || !__atomic_load_n(&g_tick_handler, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&g_tick_handler, false, __ATOMIC_RELEASE);
+	tick_to_thread("the program sets its own SIGURG disposition");
+}
+
 bool et_defer_poke(void)
 {
 	int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	/* the tick: its work, still to come, sees every object; once the
+	 * deadline has passed and no tick has found a moment yet (a program
+	 * that lives in libc, the loader or the library's API), the caller —
+	 * in plain context, its dlopen done — does the work now, as
+	 * et_defer_hurry does; after the work, the caller runs its own pass
+	 * (on its own thread, as without us) */
+	if (__atomic_load_n(&g_tick, __ATOMIC_ACQUIRE)) {
+		if (st != D_WAITING)
+			return false;
+		if (et_now_ns() >= g_started_ns + g_delay_ns)
+			tick_work_now();
+		return true;
+	}
 	if (st != D_WAITING && st != D_WORKING && st != D_SERVING)
 		return false;
 	pthread_mutex_lock(&g_m);
@@ -334,6 +811,9 @@ static void atfork_child(void)
 	 * thread's); the worker's does not exist here */
 	g_own_table = false;
 	g_pidfd = g_err_copy = -1;
+	/* timers are not inherited: the child has no tick either */
+	g_tick_id = -1;
+	g_tick = false;
 	__atomic_store_n(&g_counting, false, __ATOMIC_RELEASE);
 	__atomic_store_n(&g_live, 1, __ATOMIC_RELEASE);
 }
@@ -344,8 +824,28 @@ static void sandbox_entering(const char *what)
 	et_defer_stand_down(what);
 }
 
-int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void), uint64_t (*due)(void),
-                   void (*on_due)(void))
+/* The worker: made at start (ENORMOUSTEXT_DEFER_ON=thread, or no tick),
+ * or when the tick gives way.  0 or an errno. */
+static int start_worker(void)
+{
+	/* the calling thread is the first the count sees; if no key can be
+	 * had, no thread is counted and the worker is never started */
+	int e = pthread_key_create(&g_key, thread_ends);
+	if (e)
+		return e;
+	(void)pthread_setspecific(g_key, (void *)1);
+	__atomic_store_n(&g_live, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_counting, true, __ATOMIC_RELEASE);
+	e = et_os_thread_start(&g_thread, worker, NULL, ET_DEFER_STACK);
+	if (e) {
+		__atomic_store_n(&g_counting, false, __ATOMIC_RELEASE);
+		return e;
+	}
+	__atomic_store_n(&g_joinable, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int et_defer_start(uint64_t delay_ns, const struct et_defer_jobs *jobs, bool on_main)
 {
 	pthread_condattr_t a;
 	int e = pthread_condattr_init(&a);
@@ -362,27 +862,20 @@ int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void), u
 	uint64_t ns = (uint64_t)g_deadline.tv_nsec + delay_ns % 1000000000ull;
 	g_deadline.tv_sec += (time_t)(delay_ns / 1000000000ull + ns / 1000000000ull);
 	g_deadline.tv_nsec = (long)(ns % 1000000000ull);
-	g_work = work;
-	g_serve = serve;
-	g_due = due;
-	g_on_due = on_due;
-	/* the constructor's thread is the first the count sees; if no key can
-	 * be had, no thread is counted and the worker is never started */
-	e = pthread_key_create(&g_key, thread_ends);
-	if (e)
-		return e;
-	(void)pthread_setspecific(g_key, (void *)1);
-	__atomic_store_n(&g_live, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&g_counting, true, __ATOMIC_RELEASE);
+	g_work = jobs->work;
+	g_serve = jobs->serve;
+	g_due = jobs->due;
+	g_on_due = jobs->on_due;
+	g_busy = jobs->busy;
 	et_log_route(log_fd, log_fd_done);
 	g_state = D_WAITING;
-	e = et_os_thread_start(&g_thread, worker, NULL, ET_DEFER_STACK);
+	e = on_main ? tick_start() : EINVAL;
+	if (e)
+		e = start_worker();
 	if (e) {
 		g_state = D_NONE;
-		__atomic_store_n(&g_counting, false, __ATOMIC_RELEASE);
 		return e;
 	}
-	g_joinable = true;
 	pthread_atfork(NULL, NULL, atfork_child);
 	et_sandbox_on_entering(sandbox_entering);
 	return 0;
@@ -454,8 +947,24 @@ static void wait_gone(long tid)
 	errno = saved;
 }
 
+/* The tick stands down: no work after this one (a pass of the tick's
+ * under way cannot be: the tick runs on the caller's own thread). */
+static void tick_stand_down(const char *what)
+{
+	if (!__atomic_exchange_n(&g_tick, false, __ATOMIC_ACQ_REL))
+		return;
+	tick_stop();
+	int st = __atomic_exchange_n(&g_state, D_STOOD_DOWN, __ATOMIC_ACQ_REL);
+	if (st == D_WAITING)
+		et_log(1, "ENORMOUSTEXT_DEFER: %s before the deferral ended: nothing moved", what);
+}
+
 void et_defer_stand_down(const char *what)
 {
+	if (__atomic_load_n(&g_tick, __ATOMIC_ACQUIRE)) {
+		tick_stand_down(what);
+		return;
+	}
 	if (!__atomic_load_n(&g_joinable, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&g_m);
@@ -518,6 +1027,20 @@ bool et_defer_give_way(const char *what)
 
 bool et_defer_end_if_waiting(uint64_t *lived_ns, uint64_t *delay_ns)
 {
+	if (__atomic_load_n(&g_tick, __ATOMIC_ACQUIRE)) {
+		int st = D_WAITING;
+		tick_stop();
+		if (!__atomic_compare_exchange_n(&g_state, &st, D_STOOD_DOWN, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return false;
+		__atomic_store_n(&g_tick, false, __ATOMIC_RELEASE);
+		uint64_t now = et_now_ns();
+		*lived_ns = now > g_started_ns ? now - g_started_ns : 0;
+		*delay_ns = g_delay_ns;
+		if (g_tick_skipped && g_tick_late)
+			et_log(2, "ENORMOUSTEXT_DEFER: %u ticks past the deadline found no moment: %s", g_tick_skipped,
+			       g_tick_late);
+		return true;
+	}
 	if (!__atomic_load_n(&g_joinable, __ATOMIC_ACQUIRE) || __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != D_WAITING ||
 	    et_defer_is_worker())
 		return false;
@@ -552,6 +1075,14 @@ bool et_defer_end_if_waiting(uint64_t *lived_ns, uint64_t *delay_ns)
 
 void et_defer_hurry(const char *what)
 {
+	if (__atomic_load_n(&g_tick, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&g_hurry, true, __ATOMIC_RELEASE);
+		if (tick_work_now())
+			et_log(1, "ENORMOUSTEXT_DEFER: %s before the deferral ended: the text was moved first", what);
+		else
+			__atomic_store_n(&g_hurry, false, __ATOMIC_RELEASE);
+		return;
+	}
 	if (!__atomic_load_n(&g_joinable, __ATOMIC_ACQUIRE) || et_defer_is_worker())
 		return;
 	pthread_mutex_lock(&g_m);

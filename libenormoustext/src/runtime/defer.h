@@ -7,14 +7,34 @@
 
 #include "core/base.h"
 
-/* Run work() on a new thread "enormoustext" once delay_ns of wall-clock
- * time have passed since this call (the constructor's); then serve() each
- * time et_defer_poke asks, and on_due() when the CLOCK_MONOTONIC time
- * due() gives (0: none) has come, until the worker stands down.  0, or an
- * errno: no thread could be made (seccomp, RLIMIT_NPROC, a static
- * program), and the caller does the work itself. */
-ET_HIDDEN int et_defer_start(uint64_t delay_ns, void (*work)(void), void (*serve)(void), uint64_t (*due)(void),
-                             void (*on_due)(void));
+/* What the deferral runs: work() once delay_ns of wall-clock time have
+ * passed since et_defer_start (the constructor's); then serve() each time
+ * et_defer_poke asks (on a worker), and on_due() when the CLOCK_MONOTONIC
+ * time due() gives (0: none) has come.  busy(): is a pass lock of the
+ * library's taken (the tick waits for a moment when none is). */
+struct et_defer_jobs {
+	void (*work)(void);
+	void (*serve)(void);
+	uint64_t (*due)(void);
+	void (*on_due)(void);
+	bool (*busy)(void);
+};
+/* Start the deferral: on_main, on the program's own thread while it has no
+ * other (the tick: a CPU-time timer and SIGURG, defer.c), else on a new
+ * thread "enormoustext".  0, or an errno: neither could be had (seccomp,
+ * RLIMIT_NPROC, a static program), and the caller does the work itself. */
+ET_HIDDEN int et_defer_start(uint64_t delay_ns, const struct et_defer_jobs *jobs, bool on_main);
+/* Is the caller the deferred work (the worker, or the tick's handler)?
+ * What a deferred pass may do (COPY_MIN, the memory cgroup's watch) goes
+ * by this. */
+ET_HIDDEN bool et_defer_is_deferred(void);
+/* pthread_create's wrapper, before it makes a thread: the tick gives way
+ * to a worker (the program is no longer single-threaded). */
+ET_HIDDEN void et_defer_threads_coming(void);
+/* SIGURG's disposition is the tick's (the program is told SIG_DFL), and
+ * the program sets one of its own (the tick gives way to a worker). */
+ET_HIDDEN bool et_defer_sigurg_hidden(void);
+ET_HIDDEN void et_defer_sigurg_change(const void *handler);
 /* A dlopen or dlclose asked for a pass: true when the worker will run it
  * (it is waiting, or done with its work and serving), false when the
  * caller must (no worker, or it stood down). */

@@ -89,7 +89,7 @@ static bool read_attributed(struct et_smaps *sm)
 
 void et_giveback_arm(void)
 {
-	if (!et_defer_is_worker())
+	if (!et_defer_is_deferred())
 		return;
 	g_watch = false;
 	et_memcg_read(&g_mc, "");
@@ -112,7 +112,7 @@ void et_giveback_arm(void)
 
 uint64_t et_giveback_due(void)
 {
-	return g_watch && et_defer_is_worker() ? g_next : 0;
+	return g_watch && et_defer_is_deferred() ? g_next : 0;
 }
 
 /* ---- giving back: one object at a time, under the loader's lock ------- */
@@ -247,7 +247,7 @@ static void give_back(uint64_t unrec)
 
 void et_giveback_tick(void)
 {
-	if (!g_watch || !et_defer_is_worker())
+	if (!g_watch || !et_defer_is_deferred())
 		return;
 	uint64_t now = et_now_ns();
 	if (now < g_next)

@@ -38,6 +38,7 @@
 #include "core/options.h"
 #include "core/sysinfo.h"
 #include "runtime/defer.h"
+#include "runtime/pass_locks.h"
 #include "runtime/giveback.h"
 #include "runtime/hostwide.h"
 #include "runtime/jit.h"
@@ -492,7 +493,12 @@ ET_STARTUP static void act_or_speak(struct et_run *run, const struct start_ctx *
 		et_log(0, "ENORMOUSTEXT_DEFER_RATE paces the deferred worker, and ENORMOUSTEXT_DEFER is 0: ignored");
 	if (run->opt.enabled && run->opt.defer_ns && !run->quick) {
 		et_pass_reserve(nobjs + 8);
-		int e = et_defer_start(run->opt.defer_ns, start_and_report, serve, next_due, on_due);
+		/* on the program's own thread while it has no other, unless the
+		 * work needs a thread of its own: sampling during the deferral
+		 * (HOT=auto, RECORD), pacing (DEFER_RATE), or it is asked for */
+		static const struct et_defer_jobs jobs = { start_and_report, serve, next_due, on_due, et_pass_locks_busy };
+		bool on_main = !run->opt.defer_thread && !run->opt.hot_auto && !run->opt.record && !run->opt.defer_rate;
+		int e = et_defer_start(run->opt.defer_ns, &jobs, on_main);
 		if (e == 0)
 			return;
 		char eb[24];

@@ -74,6 +74,24 @@ void et_pass_locks_wait(void)
 	pass_taken();
 }
 
+/* Is either lock taken, by anyone, or being taken or let go just now?
+ * For the deferral's tick (runtime/defer.c), which runs on the program's
+ * only thread, in a signal handler: a lock that thread holds, or is in the
+ * middle of taking, can only be seen with a try (a try that succeeds is
+ * undone at once: nothing else runs meanwhile). */
+bool et_pass_locks_busy(void)
+{
+	if (__atomic_load_n(&g_pass_held, __ATOMIC_ACQUIRE) || __atomic_load_n(&g_table_held, __ATOMIC_ACQUIRE))
+		return true;
+	if (pthread_mutex_trylock(&g_pass) != 0)
+		return true;
+	pthread_mutex_unlock(&g_pass);
+	if (pthread_mutex_trylock(&g_table) != 0)
+		return true;
+	pthread_mutex_unlock(&g_table);
+	return false;
+}
+
 bool et_pass_locks_try(void)
 {
 	if (__atomic_load_n(&g_pass_waiters, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&g_pass) != 0)

@@ -11,6 +11,9 @@
 ET_HIDDEN void et_pass_locks_wait(void);
 /* The pass lock if it is free and nobody waits for it (after dlopen). */
 ET_HIDDEN bool et_pass_locks_try(void);
+/* Is either lock taken (or being taken, or let go) now?  For the
+ * deferral's tick, on the program's only thread: it waits for neither. */
+ET_HIDDEN bool et_pass_locks_busy(void);
 /* The pass lock within 10 s: the API's refresh and range. */
 ET_HIDDEN bool et_pass_locks_wait_bounded(void);
 /* The pass lock after dlopen with no worker: waited for unless whoever

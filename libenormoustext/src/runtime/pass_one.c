@@ -318,7 +318,7 @@ static size_t process_new_timed(struct et_run *run, const struct link_map *ns_he
 	int reserved = k > 0 ? et_pass_one_reserve(run, fresh) : 0;
 	struct et_run pass = { .opt = run->opt, .si = run->si, .objs = tmp, .nobjs = k, .t0_ns = t0,
 	                       .win_limit = piece_limit(run), .loader_subs = c.subs,
-	                       .deferred = et_defer_is_worker() && !et_defer_hurried() };
+	                       .deferred = et_defer_is_deferred() && !et_defer_hurried() };
 	et_pass_locks_table_release();
 	if (k > 0 && reserved == 0) {
 		et_pipeline_run(&pass);
