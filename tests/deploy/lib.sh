@@ -4,8 +4,14 @@
 # tests/lib/lib.sh (strict mode, fail / skip / pass, at_exit, et_workdir).
 #
 #   deploy_in_namespace "$@"   re-runs the calling script in a private mount
-#                              namespace (unshare -m, mounts private), once;
-#                              whatever it mounts is gone when it ends
+#                              namespace (unshare -m, mounts private) and a
+#                              PID namespace of its own with its own /proc
+#                              (unshare -p -f --mount-proc --kill-child),
+#                              once: whatever it mounts is gone when it ends,
+#                              and so is every process started in it (a
+#                              hosts' daemon too, even when the test is
+#                              killed), which sees only the test's own
+#                              processes (never primes another test's files)
 #   deploy_host DIR            a host of its own under DIR: DIR/root is an
 #                              overlayfs over / (its writes in DIR/upper, so
 #                              the real /etc and /var are never written), with
@@ -18,7 +24,7 @@ deploy_in_namespace() {
 	[ "${ET_DEPLOY_NS:-}" = 1 ] && return 0
 	command -v unshare >/dev/null || skip "unshare is missing (util-linux)"
 	[ "$(id -u)" = 0 ] || skip "needs root (a mount namespace with overlayfs hosts)"
-	ET_DEPLOY_NS=1 exec unshare -m --propagation private "$BASH" "$0" "$@"
+	ET_DEPLOY_NS=1 exec unshare -m --propagation private -p -f --mount-proc --kill-child "$BASH" "$0" "$@"
 }
 
 deploy_host() {

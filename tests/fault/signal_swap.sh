@@ -10,6 +10,8 @@
 # must match.
 . "$(dirname "$0")/lib.sh"
 
+# (a daemon priming host-wide would make the windows zero-copy, not moved)
+no_foreign_primer "the dlopen passes"
 fresh "$FAULT_BIN/cc_signal_swap" "$IT_BIN/libbigtext.so" "$FAULT_BIN/libcc_ctor.so"
 cd "$D" || exit 2
 

@@ -478,6 +478,8 @@ DIRTY_TRACE=fadvise64,fsync,fdatasync,sync,syncfs,sync_file_range,msync
 dirty_case() {
 	local label=$1 pre=() H=$((H_MIB * 1048576))
 	shift
+	# (a daemon priming host-wide writes the dirty window out itself)
+	no_foreign_primer "$label"
 	layout_fresh flags-bfd bigtext
 	cold "$D/bigtext" "$D/libbigtext.so"
 	if [ "${1:-}" = nocachestat ]; then

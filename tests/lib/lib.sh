@@ -38,6 +38,13 @@
 #                              FILE) has ended without writing it
 #   wait_until SECS CMD...     until CMD succeeds: status 0, or 1 after SECS
 #                              whole seconds; CMD is run every 50 ms
+#   no_foreign_primer WHAT     skip unless no `enormoustext daemon` that can
+#                              see this test runs on the host (its PID
+#                              namespace, any root: a package's service, one
+#                              left behind; not one told --only DIR):
+#                              every 5 s it primes the files any process
+#                              maps executable (fdatasync, POSIX_FADV_DONTNEED,
+#                              read back huge), the test's own files too
 # Both waits measure the deadline on the clock, not by counting polls, so a
 # loaded machine (where each poll takes longer) does not stretch it.
 set -u
@@ -92,6 +99,24 @@ wait_until() {
 		[ "$(et_now_us)" -lt "$end" ] || return 1
 		sleep 0.05
 	done
+}
+
+no_foreign_primer() {
+	local p a pids="" me
+	me=$(readlink /proc/self/ns/pid)
+	for p in /proc/[0-9]*; do
+		a=()
+		mapfile -d '' -t a <"$p/cmdline" 2>/dev/null || continue
+		[ "${#a[@]}" -ge 2 ] && [ "${a[0]##*/}" = enormoustext ] && [ "${a[1]}" = daemon ] || continue
+		# one in a PID namespace of its own (tests/deploy's hosts) sees
+		# none of this test's processes; one told --only DIR primes
+		# nothing outside DIR
+		[ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$me" ] || continue
+		case " ${a[*]} " in *" --only "*) continue ;; esac
+		pids+=" ${p#/proc/}"
+	done
+	[ -z "$pids" ] ||
+		skip "$1: an enormoustext daemon runs on this host (pid$pids): it writes out, drops and reads back huge the page cache of the files processes map, this test's too; the library cannot be judged here"
 }
 
 et_line_or_gone() {
