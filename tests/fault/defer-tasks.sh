@@ -1,11 +1,11 @@
 #!/bin/bash
 # fault.defer-tasks — a program at its task limit makes every task it makes
-# without the library.  By default (the deferral on the program's own
-# thread while it has no other: the tick) no task of the library's exists
+# without the library.  With ENORMOUSTEXT_DEFER_ON=main (the deferral on
+# the program's own thread while it has no other: the tick) no task of the library's exists
 # for a fork, a posix_spawn or a system() to meet; a thread of the
 # program's hands the deferral to a worker, whose task is given back if the
-# thread finds no task free.  With ENORMOUSTEXT_DEFER_ON=thread the
-# worker's own task is given back (interpose/tasks.c, et_defer_give_way),
+# thread finds no task free.  With a worker (ENORMOUSTEXT_DEFER_ON=thread,
+# the default) the worker's own task is given back (interpose/tasks.c, et_defer_give_way),
 # and the worker leaves by itself once its work is done (runtime/defer.c).
 #
 # dp_prog --tasks 3 makes, one at a time, 3 forks, 3 posix_spawns, 3
@@ -20,7 +20,7 @@
 #      held to it), first thing in main.
 # Runs 1 and 3 both ways (thread, main), run 2 with a worker.  Each run
 # prints what the plain run prints, with the same exit status.  Without
-# the give-way every fork of run 1 fails with EAGAIN; by default no fork or
+# the give-way every fork of run 1 fails with EAGAIN; with main no fork or
 # spawn meets a task of the library's (no line about one).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/defer.bash"
@@ -64,7 +64,7 @@ dp_same "$R/lib" "$R/plain"
 grep -q 'ENORMOUSTEXT_DEFER: fork found no task free (EAGAIN) before the deferral ended: nothing moved' "$R/lib.err" ||
 	fail "no line saying the waiting worker gave its task back: $(head -3 "$R/lib.err" | tr '\n' ' ')"
 note "thread, at start: $(grep -c ' of ' "$R/lib.out") kinds of task, all made; $(grep -o 'fork found.*' "$R/lib.err")"
-in_cg "$R/main" ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s LD_PRELOAD="$PRE" -- --tasks 3
+in_cg "$R/main" ENORMOUSTEXT_VERBOSE=1 ENORMOUSTEXT_DEFER=1s ENORMOUSTEXT_DEFER_ON=main LD_PRELOAD="$PRE" -- --tasks 3
 dp_same "$R/main" "$R/plain"
 grep -qE '(fork|posix_spawn|system) found no task free' "$R/main.err" &&
 	fail "main: a fork, spawn or system() met a task of the library's: $(head -3 "$R/main.err" | tr '\n' ' ')"

@@ -1,6 +1,6 @@
 #!/bin/bash
-# fault.defer-tick — the deferral on the program's own thread (the default,
-# ENORMOUSTEXT_DEFER_ON=main: a CPU-time timer sends the main thread
+# fault.defer-tick — the deferral on the program's own thread
+# (ENORMOUSTEXT_DEFER_ON=main: a CPU-time timer sends the main thread
 # SIGURG; runtime/defer.c) leaves the program as it is, and gives way to a
 # worker when the program stops being alone.  dt_prog (6 MiB of text), the
 # deferral 500 ms, each case against its plain run (the same stdout):
@@ -28,7 +28,7 @@ run() {   # run NAME plain|lib ARGS...
 	if [ "$how" = plain ]; then
 		(cd "$D" && ./dt_prog "$@" >"$R/$name.out" 2>"$R/$name.err"; echo $? >"$R/$name.rc")
 	else
-		(cd "$D" && ENORMOUSTEXT_VERBOSE=3 ENORMOUSTEXT_DEFER=500ms ENORMOUSTEXT_COPY_MIN=0 LD_PRELOAD=$PRE \
+		(cd "$D" && ENORMOUSTEXT_VERBOSE=3 ENORMOUSTEXT_DEFER=500ms ENORMOUSTEXT_DEFER_ON=main ENORMOUSTEXT_COPY_MIN=0 LD_PRELOAD=$PRE \
 			./dt_prog "$@" >"$R/$name.out" 2>"$R/$name.err"; echo $? >"$R/$name.rc")
 	fi
 }

@@ -68,7 +68,7 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"trust: act under a seccomp filter known to allow the library's calls" },
 	[ET_OPT_COPY_MIN] = { "ENORMOUSTEXT_COPY_MIN", "256K", "a size in bytes with optional K/M/G suffix",
 		"a deferred pass copies only windows with this much run; 0: every one" },
-	[ET_OPT_DEFER_ON] = { "ENORMOUSTEXT_DEFER_ON", "main", "main, thread",
+	[ET_OPT_DEFER_ON] = { "ENORMOUSTEXT_DEFER_ON", "thread", "thread, main",
 		"main: on the program's thread while it is alone; thread: a worker" },
 };
 
@@ -500,10 +500,10 @@ ET_STARTUP static int apply(struct et_options *o, enum et_option_id id, const ch
 		ok = et_parse_size(v, &o->copy_min);
 		break;
 	case ET_OPT_DEFER_ON:
-		if (!strcmp(v, "thread"))
-			o->defer_thread = true;
-		else if (!strcmp(v, "main") || !*v)
-			o->defer_thread = false;
+		if (!strcmp(v, "main"))
+			o->defer_main = true;
+		else if (!strcmp(v, "thread") || !*v)
+			o->defer_main = false;
 		else
 			ok = -EINVAL;
 		break;

@@ -68,8 +68,8 @@ struct et_options {
 	bool profile_strict;       /* objects the profile does not have are left alone */
 	const char *record;        /* write a profile of this process here at exit */
 	uint64_t defer_ns;         /* start-up work on a worker after this long (0: in the constructor) */
-	bool defer_thread;         /* ENORMOUSTEXT_DEFER_ON=thread: the deferred work on a worker thread, not
-	                              on the program's own thread when it is single-threaded */
+	bool defer_main;           /* ENORMOUSTEXT_DEFER_ON=main: the deferred work on the program's own thread
+	                              while it is single-threaded, not on a worker thread */
 	uint64_t defer_rate;       /* the worker copies at most this many bytes a second (0: no limit) */
 	bool hot_auto;             /* ENORMOUSTEXT_HOT=auto: sample during the deferral, move the hot windows */
 	bool top_only;             /* this process only: the preload leaves LD_PRELOAD for its children */

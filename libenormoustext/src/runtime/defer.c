@@ -88,12 +88,6 @@
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
-#if defined(__has_include)
-#if __has_include(<sys/single_threaded.h>)
-#include <sys/single_threaded.h>
-#define ET_HAVE_SINGLE_THREADED 1
-#endif
-#endif
 
 enum { D_NONE = 0, D_WAITING, D_WORKING, D_SERVING, D_STOOD_DOWN };
 
@@ -361,7 +355,8 @@ static bool g_tick_handler;     /* SIGURG's disposition is ours (the program has
 static bool g_in_tick;          /* the deferred work runs on the program's thread now */
 static const char *g_tick_late; /* why the tick could not find a moment (for the exit line) */
 static unsigned g_tick_skipped; /* ticks past the deadline that found no safe moment */
-static char g_maps_buf[4096];   /* the handler's buffer (one handler at a time: SIGURG blocked in it) */
+
+bool et_defer_tick_armed;      /* a tick's timer may be armed (init.c's destructor looks, cheaply) */
 
 static void tick_stop(void)
 {
@@ -434,8 +429,9 @@ static bool is_libc(const char *path)
 {
 	const char *b = strrchr(path, '/');
 	b = b ? b + 1 : path;
-	static const char *const names[] = { "libc.so", "libc-", "ld-linux", "ld-musl", "libc.musl", "ld64.so",
-		                             "ld.so", "libpthread.so", "libpthread-", "libdl.so", "libdl-" };
+	/* arrays, not pointers: no relocation when the library loads */
+	static const char names[][16] = { "libc.so", "libc-", "ld-linux", "ld-musl", "libc.musl", "ld64.so",
+		                          "ld.so", "libpthread.so", "libpthread-", "libdl.so", "libdl-" };
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 		if (!strncmp(b, names[i], strlen(names[i])))
 			return true;
@@ -448,6 +444,16 @@ struct tick_maps {
 	uintptr_t stack_lo, stack_hi, below_stack;   /* [stack], and the end of the mapping under it */
 	bool pc_found, self_found, stack_found;
 };
+
+static void copy_path(char *to, size_t cap, const char *from)
+{
+	size_t n = 0;
+	while (from[n] && n + 1 < cap) {
+		to[n] = from[n];
+		n++;
+	}
+	to[n] = '\0';
+}
 
 static void maps_line(struct tick_maps *m, const char *line, uintptr_t *prev_end)
 {
@@ -468,11 +474,11 @@ static void maps_line(struct tick_maps *m, const char *line, uintptr_t *prev_end
 		p++;
 	if (m->pc >= lo && m->pc < hi) {
 		m->pc_found = true;
-		strncpy(m->pc_path, p, sizeof m->pc_path - 1);
+		copy_path(m->pc_path, sizeof m->pc_path, p);
 	}
 	if (m->self >= lo && m->self < hi) {
 		m->self_found = true;
-		strncpy(m->self_path, p, sizeof m->self_path - 1);
+		copy_path(m->self_path, sizeof m->self_path, p);
 	}
 	if (!strcmp(p, "[stack]")) {
 		m->stack_found = true;
@@ -487,6 +493,7 @@ static void maps_line(struct tick_maps *m, const char *line, uintptr_t *prev_end
  * and this library are.  false: it could not be read. */
 static bool read_maps(struct tick_maps *m)
 {
+	char g_maps_buf[2048];   /* on the stack: nothing in .bss for every process the library loads into */
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
@@ -655,10 +662,6 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
  * worker thread is made instead. */
 static int tick_start(void)
 {
-#ifdef ET_HAVE_SINGLE_THREADED
-	if (!__libc_single_threaded)
-		return EAGAIN;
-#endif
 #if !defined(__x86_64__) && !defined(__i386__) && !defined(__aarch64__)
 	return ENOSYS;   /* no way to read an interrupted frame here */
 #endif
@@ -686,11 +689,13 @@ static int tick_start(void)
 		return e ? e : EINVAL;
 	}
 	__atomic_store_n(&g_tick_id, id, __ATOMIC_RELEASE);
+	et_defer_tick_armed = true;
 	return 0;
 }
 
-/* At exit: no tick during the program's last steps. */
-__attribute__((destructor)) static void tick_at_exit(void)
+/* At exit (init.c's destructor, where et_defer_tick_armed): no tick
+ * during the program's last steps. */
+void et_defer_tick_exit(void)
 {
 	if (__atomic_load_n(&g_tick, __ATOMIC_ACQUIRE))
 		tick_stop();

@@ -34,6 +34,11 @@ ET_HIDDEN void et_defer_threads_coming(void);
 /* SIGURG's disposition is the tick's (the program is told SIG_DFL), and
  * the program sets one of its own (the tick gives way to a worker). */
 ET_HIDDEN bool et_defer_sigurg_hidden(void);
+/* At exit: a tick still armed stops (init.c's destructor calls it only
+ * where et_defer_tick_armed, so that a process without one touches no
+ * more of the library than before). */
+ET_HIDDEN extern bool et_defer_tick_armed;
+ET_HIDDEN void et_defer_tick_exit(void);
 ET_HIDDEN void et_defer_sigurg_change(const void *handler);
 /* A dlopen or dlclose asked for a pass: true when the worker will run it
  * (it is waiting, or done with its work and serving), false when the

@@ -356,6 +356,8 @@ static const char *secs(char *buf, size_t cap, uint64_t ns)
  */
 __attribute__((destructor)) static void ended_first(void)
 {
+	if (et_defer_tick_armed)
+		et_defer_tick_exit();
 	struct et_run *run = et_pass_state();
 	if (!run->opt.enabled || (run->opt.verbose < 1 && !run->opt.report))
 		return;
@@ -496,8 +498,10 @@ ET_STARTUP static void act_or_speak(struct et_run *run, const struct start_ctx *
 		/* on the program's own thread while it has no other, unless the
 		 * work needs a thread of its own: sampling during the deferral
 		 * (HOT=auto, RECORD), pacing (DEFER_RATE), or it is asked for */
-		static const struct et_defer_jobs jobs = { start_and_report, serve, next_due, on_due, et_pass_locks_busy };
-		bool on_main = !run->opt.defer_thread && !run->opt.hot_auto && !run->opt.record && !run->opt.defer_rate;
+		/* on the stack: a static table of pointers is a relocation in
+		 * every process the library loads into */
+		const struct et_defer_jobs jobs = { start_and_report, serve, next_due, on_due, et_pass_locks_busy };
+		bool on_main = run->opt.defer_main && !run->opt.hot_auto && !run->opt.record && !run->opt.defer_rate;
 		int e = et_defer_start(run->opt.defer_ns, &jobs, on_main);
 		if (e == 0)
 			return;
