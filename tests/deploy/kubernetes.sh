@@ -251,7 +251,7 @@ lap "the pod's daemon primed the host's program"
 read -r h3 s3 <<<"$(run second)"
 share=$((h3 * 100 / s3))
 note "second run on the host: $h3 of $s3 kB of its text huge ($share%)"
-[ "$share" -ge 90 ] || fail "only $share% of the program's text huge after the pod's daemon primed it"
+[ "$share" -ge 90 ] || fail "only $share% of the program's text huge after the pod's daemon primed it ($(mem_facts))"
 wait_until 5 grep -qx "$W/bin/app" "$W/state/known" ||
 	fail "STATE/known does not name the program by its host path (--host-root): $(cat "$W/state/known")"
 

@@ -33,7 +33,7 @@ k=""
 for role in exe lib; do
 	k="$k $role:$(kinds "$D/subject.json" "$role")"
 	[ "$(kinds "$D/subject.json" "$role")" = zzzz ] ||
-		fail "$role: window kinds '$(kinds "$D/subject.json" "$role")' in the report: every window must be zero-copy ('z') at the end"
+		fail "$role: window kinds '$(kinds "$D/subject.json" "$role")' in the report: every window must be zero-copy ('z') at the end ($(mem_facts))"
 done
 echo "-- the subject's report: window kinds$k"
 

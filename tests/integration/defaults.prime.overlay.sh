@@ -61,7 +61,7 @@ k1=""
 for f in bigtext libbigtext.so; do
 	kk=$(kinds_of "$D/alone.json" "$MERGED/$f") || fail "${kk#FAIL*: }"
 	k1="$k1 $f:$kk"
-	[ "$kk" = zzzz ] || fail "alone: $f: window kinds '$kk': the overlay passes the priming on to the lower file, every window must be zero-copy"
+	[ "$kk" = zzzz ] || fail "alone: $f: window kinds '$kk': the overlay passes the priming on to the lower file, every window must be zero-copy ($(mem_facts))"
 	cmp -s "$LOWER/$f" "$IT_BIN/flags-bfd/$f" || fail "alone: the lower $f is not the build's any more"
 done
 up=$(find "$UPPER" -mindepth 1 | wc -l)
@@ -99,7 +99,7 @@ echo "-- 2. copy-up: window kinds bigtext:$kx libbigtext.so:$kl; copies $(mib "$
 [ "${MT_OTHER[0]}" -gt 0 ] || fail "the subject's lib text is the upper copy's in every page"
 [ "${MT_DIFF[1]}" -eq 0 ] || fail "the subject's exe text differs from the lower file in ${MT_DIFF[1]} byte(s)"
 [ "$kl" = cccc ] || fail "libbigtext.so: window kinds '$kl': the file at its path (the upper copy) is not what the subject maps, every window must stay a copy"
-[ "$kx" = zzzz ] || fail "bigtext: window kinds '$kx': not copied up, it must be primed by the try after the holder ended (else no try ran after the copy-up)"
+[ "$kx" = zzzz ] || fail "bigtext: window kinds '$kx': not copied up, it must be primed by the try after the holder ended (else no try ran after the copy-up; $(mem_facts))"
 [ "$tries" -ge 1 ] || fail "no try of priming said that the file at the path is not the one mapped (ENORMOUSTEXT_VERBOSE=3)"
 [ ! -e "$UPPER/bigtext" ] || fail "bigtext was copied up: something wrote to it through the overlay"
 echo "-- (d) overlayfs: alone, primed into zero-copy ($ALONE), nothing written through the overlay;" \

@@ -119,6 +119,18 @@ no_foreign_primer() {
 		skip "$1: an enormoustext daemon runs on this host (pid$pids): it writes out, drops and reads back huge the page cache of the files processes map, this test's too; the library cannot be judged here"
 }
 
+# mem_facts: one line on the host's memory as a huge page needs it, for a
+# failure's message where a window read back small (free 2 MiB-or-larger
+# blocks, free memory, compaction so far)
+mem_facts() {
+	local big free cs cf
+	big=$(awk '{ for (i = 14; i <= NF; i++) n += $i * 2 ^ (i - 14) } END { print n + 0 }' /proc/buddyinfo 2>/dev/null)
+	free=$(awk '$1 == "MemFree:" { print int($2 / 1024) }' /proc/meminfo 2>/dev/null)
+	cs=$(awk '$1 == "compact_success" { print $2 }' /proc/vmstat 2>/dev/null)
+	cf=$(awk '$1 == "compact_fail" { print $2 }' /proc/vmstat 2>/dev/null)
+	echo "memory: ${free:-?} MiB free, ${big:-?} free 2 MiB blocks, compaction ${cs:-?} succeeded ${cf:-?} failed"
+}
+
 et_line_or_gone() {
 	grep -qE -- "$2" "$1" 2>/dev/null && return 0
 	[ -z "$3" ] || kill -0 "$3" 2>/dev/null || { ET_GONE=1; return 0; }

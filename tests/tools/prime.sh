@@ -3,7 +3,8 @@
 # folios): --check of a fresh copy (all small, unchanged by looking), prime
 # makes every window huge and leaves the contents alone; an uncached file not
 # read in by --check; a file mapped by a running process (its PID named) or
-# open for writing (left alone); tmpfs without huge pages (stays small); as
+# open for writing (left alone); a window read back small read again with
+# room made, small every time: no huge folios; tmpfs without huge pages (stays small); as
 # nobody; lld's layout not congruent.
 . "$(dirname "$0")/lib.sh"
 
@@ -52,6 +53,24 @@ t writing -- "$TOOL" prime "$W/d.so"
 kill $writer; wait $writer 2>/dev/null
 expect_rc 0
 expect_out "^  3 left alone: the file is open for writing by a process\$"
+# read back small, as when readahead finds no free huge page (tt_nohuge:
+# the first 2 MADV_HUGEPAGE are no-ops: the look at the cached window, then
+# its read-back): room is made (MADV_COLLAPSE) and the window read again
+cp "$W/big.so" "$W/f.so"
+t room -- env LD_PRELOAD="$TT_BIN/libtt_nohuge.so" TT_NOHUGE=2 TT_NOHUGE_LOG="$W/room.log" "$TOOL" prime "$W/f.so"
+expect_rc 0; expect_no_err
+expect_out "^$W/f.so: 3 of 3 windows of 2M huge in the page cache \(3 primed now, 0 already\)\$" \
+	"a window read back small was not read again with room made"
+[ "$(grep -c skipped "$W/room.log")" = 2 ] || fail "tt_nohuge skipped $(grep -c skipped "$W/room.log") calls, not 2"
+# small every time, room made or not: the filesystem gives no huge folios,
+# said; the file's next windows are read back once (2 calls each), not tried again
+cp "$W/big.so" "$W/g.so"
+t nofolios -- env LD_PRELOAD="$TT_BIN/libtt_nohuge.so" TT_NOHUGE=1000 TT_NOHUGE_LOG="$W/nof.log" "$TOOL" prime --json "$W/g.so"
+expect_rc 0; json "$OUT"
+[ "$(jneed "$OUT.flat" '.files[0].no_huge_folios')" = 3 ] || fail "small with room made: not 3 no_huge_folios: $(cat "$OUT")"
+[ "$(jneed "$OUT.flat" '.files[0].no_room')" = 0 ] || fail "small with room made: no_room is not 0"
+[ "$(wc -l <"$W/nof.log")" = 7 ] ||
+	fail "small with room made: $(wc -l <"$W/nof.log") MADV_HUGEPAGE calls, not 7 (3 for the first window, 2 for each next)"
 # a filesystem without large folios: tmpfs with shmem_enabled never
 shm=/dev/shm
 if [ -d $shm ] && [ "$(stat -f -c %T $shm)" = tmpfs ] &&

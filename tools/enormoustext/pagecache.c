@@ -17,7 +17,13 @@
  *      it never touches pages a process has mapped, nor dirty ones, and
  *      never changes the file) and read it back through an H-aligned
  *      MADV_HUGEPAGE mapping with MADV_POPULATE_READ;
- *   3. look at this process's own smaps: FilePmdMapped says it worked.
+ *   3. look at this process's own smaps: FilePmdMapped says it worked;
+ *   4. where it came back small with no page held, readahead found no free
+ *      huge page (it never waits for compaction): make one
+ *      (et_os_make_room: MADV_COLLAPSE waits) and do 2 and 3 again, twice
+ *      at most.  Still small with room made: the filesystem gives no huge
+ *      folios (no_huge_folios, and the file's next windows are read once);
+ *      no room could be made: no_room, a state the daemon tries again.
  *
  * --check does step 1 only and changes nothing: a window whose pages are
  * not all cached is not read (mincore says so), so it is reported as
@@ -26,7 +32,7 @@
  * Owns: the windows of a file's text, their state in the page cache, the
  * priming of each, and the processes that map the file
  * (et_tool_prime_file, et_tool_prime_state).
- * May call: core (smaps: FilePmdMapped; mm_flags), elffile.c (the
+ * May call: core (smaps: FilePmdMapped; mm_flags), os (et_os_make_room), elffile.c (the
  * executable segments), msg.c.
  * Never: changes a file, or drops a page a process has mapped or that is
  * dirty (POSIX_FADV_DONTNEED never does); prints a result (prime.c and
@@ -37,6 +43,7 @@
 
 #include "core/mm_flags.h"
 #include "core/util.h"
+#include "os/os.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -159,8 +166,33 @@ static void find_holders(struct et_tool_primed *r, int fd, const struct stat *st
 	closedir(d);
 }
 
-/* One window [off, off + H) of the file: its state, priming it unless check. */
-static enum et_tool_win_state do_window(int fd, uint64_t off, uint64_t H, bool check, bool tmpfs, int *err)
+/* Drop the window's clean pages no one maps and read it back through the
+ * H-aligned mapping at a (ours: unmapped first, or our own pages would
+ * keep it): FilePmdMapped of it after, or -errno; *held: pages stayed
+ * (someone maps them, or they are dirty). */
+static long long read_back(int fd, char *a, uint64_t off, uint64_t H, unsigned char *vec, size_t npages,
+                           bool drop, bool *held)
+{
+	munmap(a, H);
+	if (mmap(a, H, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off) != a)
+		return -errno;
+	if (drop)
+		posix_fadvise(fd, (off_t)off, (off_t)H, POSIX_FADV_DONTNEED);
+	*held = false;
+	if (mincore(a, H, vec) == 0)
+		for (size_t i = 0; i < npages && !*held; i++)
+			*held = vec[i] & 1;
+	if (madvise(a, H, MADV_HUGEPAGE) != 0 || madvise(a, H, MADV_POPULATE_READ) != 0)
+		return -errno;
+	return pmd_mapped((uint64_t)(uintptr_t)a);
+}
+
+/* One window [off, off + H) of the file: its state, priming it unless
+ * check.  *no_folios: a window of this file came back small with room
+ * made for it (the filesystem gives no huge folios): the next ones are
+ * read back once, not tried again. */
+static enum et_tool_win_state do_window(int fd, uint64_t off, uint64_t H, bool check, bool tmpfs, int *err,
+                                        bool *no_folios)
 {
 	/* An H-aligned place for an H-sized mapping. */
 	char *r = mmap(NULL, 2 * H, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -200,32 +232,30 @@ static enum et_tool_win_state do_window(int fd, uint64_t off, uint64_t H, bool c
 		s = all ? ET_WIN_SMALL : ET_WIN_NOT_CACHED;
 		goto out;
 	}
-	/* Drop this mapping's pages first (ours would keep them), then the cache's. */
-	munmap(a, H);
-	if (mmap(a, H, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off) != a) {
-		*err = errno;
-		goto out;
-	}
-	if (any || all)
-		posix_fadvise(fd, (off_t)off, (off_t)H, POSIX_FADV_DONTNEED);
-	/* Pages that stayed are held by someone (mapped, or dirty). */
 	bool held = false;
-	if (mincore(a, H, vec) == 0)
-		for (size_t i = 0; i < npages && !held; i++)
-			held = vec[i] & 1;
-	if (madvise(a, H, MADV_HUGEPAGE) != 0 || madvise(a, H, MADV_POPULATE_READ) != 0) {
-		*err = errno;
-		goto out;
+	long long b = read_back(fd, a, off, H, vec, npages, any || all, &held);
+	/* Read back small with no page held: readahead found no free huge
+	 * page (it does not wait for compaction; memory in small pieces).
+	 * Make one (et_os_make_room) and read the window again, twice at
+	 * most.  tmpfs pages are the only copy of the file: they never drop,
+	 * and whether they are huge is the mount's (huge=) and
+	 * shmem_enabled's business, not the reader's. */
+	bool roomless = false;
+	for (int t = 0; b >= 0 && b < (long long)H && !held && !tmpfs && !*no_folios && t < 2; t++) {
+		int e = et_os_make_room(H);
+		roomless = e == ENOMEM || e == EAGAIN || e == EBUSY;   /* EBUSY: its memory cgroup */
+		b = read_back(fd, a, off, H, vec, npages, true, &held);
+		if (b >= 0 && b < (long long)H && !held && !roomless && e == 0)
+			*no_folios = true;
 	}
-	long long b = pmd_mapped((uint64_t)(uintptr_t)a);
 	if (b < 0) {
 		*err = (int)-b;
 		goto out;
 	}
-	/* tmpfs pages are the only copy of the file: they never drop, and
-	 * whether they are huge is the mount's (huge=) and shmem_enabled's
-	 * business, not the reader's */
-	s = b >= (long long)H ? ET_WIN_PRIMED : held && !tmpfs ? ET_WIN_HELD : ET_WIN_NO_FOLIOS;
+	s = b >= (long long)H ? ET_WIN_PRIMED
+	    : held && !tmpfs  ? ET_WIN_HELD
+	    : roomless        ? ET_WIN_NO_ROOM
+	                      : ET_WIN_NO_FOLIOS;
 out:
 	free(vec);
 	munmap(r, 2 * H);
@@ -290,6 +320,7 @@ int et_tool_prime_file(const char *path, uint64_t H, bool check, struct et_tool_
 		writing = true;
 	if (!check && res->congruent && !writing)
 		fdatasync(fd);
+	bool no_folios = false;
 	for (int i = 0; i < nx; i++) {
 		/* The run-time mapping covers whole pages of the segment; a window
 		 * is usable when all of it lies in that mapping and in the file. */
@@ -307,7 +338,7 @@ int et_tool_prime_file(const char *path, uint64_t H, bool check, struct et_tool_
 				continue;
 			}
 			int err = 0;
-			enum et_tool_win_state s = do_window(fd, off, H, check, tmpfs, &err);
+			enum et_tool_win_state s = do_window(fd, off, H, check, tmpfs, &err, &no_folios);
 			res->n[s]++;
 			if (s == ET_WIN_FAILED && !res->err)
 				res->err = err;

@@ -17,6 +17,7 @@ enum et_tool_win_state {
 	ET_WIN_SMALL,            /* --check: cached in small pages */
 	ET_WIN_HELD,             /* small pages that a running process keeps mapped */
 	ET_WIN_NO_FOLIOS,        /* read back, still small: no huge folios on this filesystem */
+	ET_WIN_NO_ROOM,          /* read back small: no free huge page could be made (try later) */
 	ET_WIN_WRITING,          /* the file is open for writing: left alone */
 	ET_WIN_FAILED,           /* a system call failed (errno in err) */
 };

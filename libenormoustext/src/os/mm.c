@@ -97,6 +97,24 @@ int et_os_advise(void *p, size_t len, int advice)
 	return (int)et_os_sys6(SYS_madvise, (long)p, (long)len, (long)advice, 0, 0, 0);
 }
 
+int et_os_make_room(uint64_t H)
+{
+	int saved = errno;
+	char *r = sys_mmap(NULL, (size_t)(2 * H), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	                   -1, 0);
+	if (r == MAP_FAILED) {
+		errno = saved;
+		return ENOMEM;
+	}
+	char *a = (char *)(((uintptr_t)r + H - 1) & ~(uintptr_t)(H - 1));
+	/* one page is enough: MADV_COLLAPSE fills the rest with zeroes */
+	*(volatile char *)a = 1;
+	int e = et_os_advise(a, (size_t)H, MADV_COLLAPSE) == 0 ? 0 : errno;
+	et_os_unmap(r, (size_t)(2 * H));
+	errno = saved;
+	return e;
+}
+
 int et_os_protect(void *p, size_t len, int prot)
 {
 	return (int)et_os_sys6(SYS_mprotect, (long)p, (long)len, (long)prot, 0, 0, 0);

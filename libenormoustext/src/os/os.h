@@ -78,6 +78,18 @@ ET_HIDDEN int et_os_unmap(void *p, size_t len);
  * library wraps): for interpose/mmap.c when libc's cannot be found. */
 ET_HIDDEN void *et_os_mmap(void *at, size_t len, int prot, int flags, int fd, off_t off);
 ET_HIDDEN int et_os_advise(void *p, size_t len, int advice);
+/* Room for one huge page-cache folio: readahead allocates its H-sized
+ * folios without waiting for compaction (__GFP_NORETRY), so on a host whose
+ * free memory is in small pieces a window read back through a huge mapping
+ * comes in small pages although compaction could have made a huge one.
+ * MADV_COLLAPSE waits for compaction: the huge page it builds here (on an
+ * H-aligned anonymous range with one page touched) is freed at once, to this
+ * CPU's free lists, where the read that follows finds it.  0; or the errno
+ * of MADV_COLLAPSE (ENOMEM, EAGAIN: no huge page could be made now; EBUSY:
+ * not within this process's memory cgroup; EINVAL:
+ * before Linux 6.1, or THP disabled for the process).  Costs a 2 MiB clear
+ * (and the compaction). */
+ET_HIDDEN int et_os_make_room(uint64_t H);
 /* prctl(PR_GET_THP_DISABLE): is THP off for this process?  The library's
  * own prctl calls are system calls, never the exported prctl wrapper
  * (interpose/ns.c): that one is the program's. */

@@ -84,6 +84,11 @@ static void stage_file(struct et_run *run, struct et_window *w, uint64_t H, stru
 		w->err = errno;
 		return;
 	}
+	/* a copied window just dropped from the cache (runtime/remap_prime.c)
+	 * is read back now: readahead takes a free huge page if there is one
+	 * and never waits for compaction, so one is made first (os.h) */
+	if (w->repriming)
+		(void)et_os_make_room(H);
 	touch_first(slot);
 	/* Kernels with CONFIG_READ_ONLY_THP_FOR_FS can gather small cached
 	 * pages into a huge folio; elsewhere this is EINVAL, and smaps says. */

@@ -249,7 +249,10 @@ static void prime_one(struct known *k)
 		k->windows = r.windows;
 		k->huge = r.n[ET_WIN_HUGE_BEFORE] + r.n[ET_WIN_PRIMED];
 		k->held = r.n[ET_WIN_HELD];
-		bool done = k->huge == k->windows || r.n[ET_WIN_NO_FOLIOS] || r.n[ET_WIN_WRITING];
+		/* no room for a huge page now (memory in small pieces) passes:
+		 * tried again like a window held by a process */
+		bool done = k->huge == k->windows ||
+		            ((r.n[ET_WIN_NO_FOLIOS] || r.n[ET_WIN_WRITING]) && !r.n[ET_WIN_NO_ROOM]);
 		k->state = done ? F_PRIMED : k->tries >= RETRY_TRIES ? F_GAVE_UP : F_PENDING;
 	}
 	if (k->state == F_PENDING) {

@@ -50,7 +50,7 @@ const struct et_cmd_spec *et_cmd_prime_spec(void)
 }
 
 static const char *state_key[ET_WIN_FAILED + 1] = {
-	"huge_before", "primed", "not_cached", "small", "held", "no_huge_folios", "open_for_writing",
+	"huge_before", "primed", "not_cached", "small", "held", "no_huge_folios", "no_room", "open_for_writing",
 	"failed",
 };
 
@@ -99,6 +99,10 @@ static void print_text(const struct et_tool_primed *r, bool check, uint64_t H)
 	if (r->n[ET_WIN_NO_FOLIOS])
 		printf("  %llu stayed small after reading back: this filesystem gives no huge folios\n",
 		       (unsigned long long)r->n[ET_WIN_NO_FOLIOS]);
+	if (r->n[ET_WIN_NO_ROOM])
+		printf("  %llu stayed small: no free huge page could be made for them now (memory in small\n"
+		       "  pieces that compaction cannot join); prime again later\n",
+		       (unsigned long long)r->n[ET_WIN_NO_ROOM]);
 	if (r->n[ET_WIN_WRITING])
 		printf("  %llu left alone: the file is open for writing by a process\n",
 		       (unsigned long long)r->n[ET_WIN_WRITING]);
