@@ -29,7 +29,7 @@ btrfs subvolume create "$MNT/sv" >/dev/null || fail "btrfs subvolume create fail
 S=$MNT/sv
 cp "$IT_BIN/flags-bfd/bigtext" "$IT_BIN/flags-bfd/libbigtext.so" "$S/" || fail "cannot copy bigtext"
 cp -P "$(dirname "$PRE")"/libenormoustext.so* "$S/" 2>/dev/null
-sync
+sync -f "$S/bigtext"
 sdev=$(stat -c '%Hd:%Ld' "$S/bigtext")
 (cd "$S" && ENORMOUSTEXT=0 exec ./bigtext --hold 4 >/dev/null) & hp=$!
 sleep 0.5

@@ -24,7 +24,7 @@ command -v fincore >/dev/null || skip "fincore (util-linux) is not installed: th
 [ -d "$IT_BIN/flags-bfd" ] || fail "$IT_BIN/flags-bfd is missing: build the tests first"
 fresh "$IT_BIN/flags-bfd/bigtext" "$IT_BIN/flags-bfd/libbigtext.so"
 cp -P "$(dirname "$PRE")"/libenormoustext.so* "$D/" 2>/dev/null
-sync
+sync "$D/bigtext" "$D/libbigtext.so" "$D"/libenormoustext.so*
 cat "$D/bigtext" "$D/libbigtext.so" >/dev/null
 cached() { fincore --bytes --noheadings --output RES "$D/bigtext" "$D/libbigtext.so" | awk '{ s += $1 } END { print s + 0 }'; }
 c0=$(cached)

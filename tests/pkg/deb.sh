@@ -277,7 +277,7 @@ for d in /usr/bin /usr/sbin /usr/lib /usr/libexec; do
 done
 printf '#include "bigcode.h"\nint big_entry(void) { return bc_run(); }\n' >"$W/trig.c"
 cc -O1 -fPIC -shared -I"$src/examples" "$W/trig.c" -Wl,-T,"$src/linker-scripts/enormous.ld" -Wl,-z,max-page-size=0x200000 \
-	-Wl,-z,separate-code -o "$W/trig-built.so" && cp "$W/trig-built.so" "$W/trig.so" && sync || fail "cannot build the trigger's library"
+	-Wl,-z,separate-code -o "$W/trig-built.so" && cp "$W/trig-built.so" "$W/trig.so" && sync "$W/trig.so" || fail "cannot build the trigger's library"
 "$cmd" prime --check "$W/trig.so" | grep -q '0 of 3 windows' || fail "the fresh library is already huge: the trigger's check would test nothing"
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	W=$W R=$R L=$L unshare -m --propagation private -- sh -c '

@@ -55,7 +55,7 @@ EOF
 bigstatic "$W/st.bin"
 mkdir "$W/run"
 cp "$W/big.so" "$W/run/big.so" && cp "$W/user.bin" "$W/run/user" && cp "$W/st.bin" "$W/run/static" || fail "cannot copy"
-sync
+sync "$W/run/big.so" "$W/run/user" "$W/run/static"
 
 huge_of() {  # PID FILE: kB of FILE's mappings in PID mapped huge from the page cache
 	awk -v f="$2" '/^[0-9a-f]+-[0-9a-f]+ / { mine = ($6 == f); next } mine && /^FilePmdMapped:/ { kb += $2 } END { print kb + 0 }' "/proc/$1/smaps"

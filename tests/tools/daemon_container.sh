@@ -16,7 +16,7 @@ if [ "${ET_CONTAINER_INNER:-}" != 1 ]; then
 	need_huge_folios
 	bigstatic "$W/st.bin"
 	mkdir -p "$W/layer/bin" "$W/up1" "$W/work1" "$W/up2" "$W/work2" "$W/root1" "$W/root2" "$W/state"
-	cp "$W/st.bin" "$W/layer/bin/app" && sync || fail "cannot copy"
+	cp "$W/st.bin" "$W/layer/bin/app" && sync "$W/layer/bin/app" || fail "cannot copy"
 	ET_CONTAINER_INNER=1 ET_CONTAINER_W=$W unshare -m --propagation private -- bash ${ET_CONTAINER_X:+-x} "$0"
 	exit $?
 fi

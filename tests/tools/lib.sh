@@ -312,7 +312,7 @@ bigdso() {
 	[ ${#how[@]} -gt 0 ] || how=(-Wl,-T,"$TT_SRC/../../linker-scripts/enormous.ld" -Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code)
 	"$TT_CC" -O1 -fPIC -shared -I"$ex" "$W/big.c" "${how[@]}" -o "$W/$name" 2>"$W/$name.log" ||
 		fail "cannot build $name: $(head -3 "$W/$name.log")"
-	sync
+	sync "$W/$name"
 }
 
 # need_huge_folios — skip the test where this kernel and the filesystem of

@@ -29,7 +29,7 @@ if [ "${ET_OCI_INNER:-}" != 1 ]; then
 		printf '{"ociVersion": "1.0.2", "root": {"path": "rootfs", "readonly": false}, "process": {"args": ["/bin/app"]}}\n' \
 			>"$W/$b/bundle/config.json"
 	done
-	sync
+	sync "$W"/*/layer/bin/app
 	ET_OCI_INNER=1 ET_OCI_W=$W unshare -m --propagation private -- bash "$0"
 	exit $?
 fi

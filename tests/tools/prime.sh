@@ -29,7 +29,7 @@ expect_rc 0; json "$OUT"
 # the file is unchanged
 cmp -s "$W/big.so" "$W/a.so" || fail "prime changed the file's contents"
 # not in the cache at all: --check says so and reads nothing in
-cp "$W/big.so" "$W/b.so" && sync && dd if="$W/b.so" iflag=nocache count=0 status=none
+cp "$W/big.so" "$W/b.so" && sync "$W/b.so" && dd if="$W/b.so" iflag=nocache count=0 status=none
 t cold -- "$TOOL" prime --check "$W/b.so"
 expect_out "^  3 not \(wholly\) cached"
 t cold2 -- "$TOOL" prime --check "$W/b.so"

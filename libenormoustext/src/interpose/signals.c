@@ -94,6 +94,24 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef void (*sighandler_fn)(int);
 typedef sighandler_fn (*signal_fn)(int, sighandler_fn);
 
+/* The signals whose handler is the library's while it runs, not the
+ * program's: the recorder's SIGPROF (runtime/record.c), the deferral's
+ * tick's SIGURG (runtime/defer.c).  Is sig one of them now? */
+static bool hidden(int sig)
+{
+	return (sig == SIGPROF && et_record_sigprof_hidden()) || (sig == SIGURG && et_defer_sigurg_hidden());
+}
+
+/* The program sets a disposition of its own for sig: the recorder and the
+ * tick step aside (they hand over, or stop). */
+static void program_sets(int sig, const void *handler)
+{
+	if (sig == SIGPROF)
+		et_record_sigprof_change(handler);
+	else if (sig == SIGURG && et_defer_sigurg_hidden())
+		et_defer_sigurg_change(handler);
+}
+
 ET_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	static void *real;
@@ -102,13 +120,13 @@ ET_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		errno = ENOSYS;
 		return -1;
 	}
-	if (__builtin_expect(sig == SIGPROF && et_record_sigprof_hidden(), 0)) {
-		/* the recorder's handler is not the program's: it is told the
+	if (__builtin_expect(hidden(sig), 0)) {
+		/* the library's handler is not the program's: it is told the
 		 * disposition it would have without the library, SIG_DFL */
 		int r = 0;
 		if (act) {
-			et_record_sigprof_change((act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
-			                                                          (const void *)act->sa_handler);
+			program_sets(sig, (act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
+			                                                   (const void *)act->sa_handler);
 			r = next(sig, act, NULL);
 		}
 		if (r == 0 && old) {
@@ -118,23 +136,8 @@ ET_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		return r;
 	}
 	if (sig == SIGPROF && act)
-		et_record_sigprof_change((act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
-		                                                          (const void *)act->sa_handler);
-	if (__builtin_expect(sig == SIGURG && et_defer_sigurg_hidden(), 0)) {
-		/* the deferral's tick (runtime/defer.c) is not the program's:
-		 * it is told SIG_DFL; setting one of its own ends the tick */
-		int r = 0;
-		if (act) {
-			et_defer_sigurg_change((act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
-			                                                        (const void *)act->sa_handler);
-			r = next(sig, act, NULL);
-		}
-		if (r == 0 && old) {
-			memset(old, 0, sizeof *old);
-			old->sa_handler = SIG_DFL;
-		}
-		return r;
-	}
+		program_sets(sig, (act->sa_flags & SA_SIGINFO) ? (const void *)act->sa_sigaction :
+		                                                   (const void *)act->sa_handler);
 	return next(sig, act, old);
 }
 
@@ -150,21 +153,15 @@ static sighandler_fn set_handler(void **cache, const char *name, int sig, sighan
 		errno = ENOSYS;
 		return SIG_ERR;
 	}
-	if (sig == SIGPROF && et_record_sigprof_hidden()) {
-		/* the recorder's handler is not the program's: the previous
+	if (hidden(sig)) {
+		/* the library's handler is not the program's: the previous
 		 * disposition it is told is SIG_DFL (see sigaction above) */
-		et_record_sigprof_change((const void *)handler);
+		program_sets(sig, (const void *)handler);
 		sighandler_fn prev = next(sig, handler);
 		return prev == SIG_ERR ? prev : SIG_DFL;
 	}
 	if (sig == SIGPROF)
-		et_record_sigprof_change((const void *)handler);
-	if (sig == SIGURG && et_defer_sigurg_hidden()) {
-		/* the tick's handler is not the program's (see sigaction) */
-		et_defer_sigurg_change((const void *)handler);
-		sighandler_fn prev = next(sig, handler);
-		return prev == SIG_ERR ? prev : SIG_DFL;
-	}
+		program_sets(sig, (const void *)handler);
 	return next(sig, handler);
 }
 
