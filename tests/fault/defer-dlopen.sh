@@ -1,7 +1,7 @@
 #!/bin/bash
 # fault.defer-dlopen — with ENORMOUSTEXT_DEFER on a worker thread
-# (ENORMOUSTEXT_DEFER_ON=thread, the default; with main the program's own
-# thread does the work, fault.defer-long) the worker also serves
+# (ENORMOUSTEXT_DEFER_ON=thread; by default the program's own thread does
+# the work, fault.defer-long) the worker also serves
 # dlopen: a library loaded after the start-up work is moved by the worker,
 # off the dlopen call.  strace -f names the thread of every mremap (the
 # swap): with the deferral all of them are the worker's, none the main

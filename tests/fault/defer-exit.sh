@@ -1,8 +1,8 @@
 #!/bin/bash
 # fault.defer-exit — exit(), _exit() and exec (through vfork) while the
-# deferred worker (ENORMOUSTEXT_DEFER_ON=thread, the default, named: with
-# main a single-threaded program does the work itself, in a signal handler,
-# and cannot end during it) copies and swaps: a 1 ms deferral, and the program ends
+# deferred worker (ENORMOUSTEXT_DEFER_ON=thread: by default a single-threaded
+# program does the work itself, in a signal handler, and cannot end during
+# it) copies and swaps: a 1 ms deferral, and the program ends
 # 0..14 ms into its life, 30 times each way; every run ends as its plain
 # run does (status, output), none crashes, nothing half-done is seen (the
 # functions keep computing right until the end).  And vfork+exec of

@@ -2,12 +2,12 @@
 # fault.defer-long — ENORMOUSTEXT_DEFER=1s on a process that lives 4 s,
 # checked from outside in the running process, both ways the deferral runs:
 #
-#   thread (ENORMOUSTEXT_DEFER_ON=thread, the default): during the deferral nothing of
+#   thread (ENORMOUSTEXT_DEFER_ON=thread): during the deferral nothing of
 #     its text is huge and a thread named "enormoustext" waits with every
 #     signal it can block blocked (glibc keeps its two internal ones);
 #     after it, its text is huge and the worker is still there, waiting
 #     for the passes dlopen may ask for;
-#   main (ENORMOUSTEXT_DEFER_ON=main, a single-threaded program): the process has one
+#   main (the default, ENORMOUSTEXT_DEFER_ON=main, a single-threaded program): the process has one
 #     thread, the program's, all along (sampled 20 times over 2 s), and
 #     its text is huge after the deferral all the same (the tick: SIGURG on
 #     the main thread's CPU time; no thread, no task);

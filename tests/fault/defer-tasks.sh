@@ -1,11 +1,11 @@
 #!/bin/bash
 # fault.defer-tasks — a program at its task limit makes every task it makes
-# without the library.  With ENORMOUSTEXT_DEFER_ON=main (the deferral on
+# without the library.  By default (ENORMOUSTEXT_DEFER_ON=main: the deferral on
 # the program's own thread while it has no other: the tick) no task of the library's exists
 # for a fork, a posix_spawn or a system() to meet; a thread of the
 # program's hands the deferral to a worker, whose task is given back if the
-# thread finds no task free.  With a worker (ENORMOUSTEXT_DEFER_ON=thread,
-# the default) the worker's own task is given back (interpose/tasks.c, et_defer_give_way),
+# thread finds no task free.  With a worker (ENORMOUSTEXT_DEFER_ON=thread)
+# the worker's own task is given back (interpose/tasks.c, et_defer_give_way),
 # and the worker leaves by itself once its work is done (runtime/defer.c).
 #
 # dp_prog --tasks 3 makes, one at a time, 3 forks, 3 posix_spawns, 3

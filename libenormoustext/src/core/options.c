@@ -68,8 +68,8 @@ static const struct et_option_desc table[ET_OPT__COUNT] = {
 		"trust: act under a seccomp filter known to allow the library's calls" },
 	[ET_OPT_COPY_MIN] = { "ENORMOUSTEXT_COPY_MIN", "256K", "a size in bytes with optional K/M/G suffix",
 		"a deferred pass copies only windows with this much run; 0: every one" },
-	[ET_OPT_DEFER_ON] = { "ENORMOUSTEXT_DEFER_ON", "thread", "thread, main",
-		"main: on the program's thread while it is alone; thread: a worker" },
+	[ET_OPT_DEFER_ON] = { "ENORMOUSTEXT_DEFER_ON", "main", "main, thread",
+		"main: on the program's own thread while it is alone; thread: a worker" },
 };
 
 ET_STARTUP const struct et_option_desc *et_option_table(size_t *count)
