@@ -91,7 +91,7 @@ static int file_sum(int fd, uint64_t *sum)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return -errno;
+			return errno ? -errno : -EIO;
 		if (n == 0)
 			break;
 		for (ssize_t i = 0; i < n; i++) {
