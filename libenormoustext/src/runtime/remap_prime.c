@@ -61,6 +61,65 @@ enum et_prime_block et_remap_prime_blocked(const struct et_run *run, int fd, con
 	return dirty == 0 ? ET_PB_OK : dirty < 0 ? ET_PB_UNKNOWN : ET_PB_DIRTY;
 }
 
+/* A window read back small although no other process maps it: on a
+ * loaded host the free huge page made for it (et_os_make_room) can go to
+ * another allocation before readahead takes it.  Dropped and read back
+ * again, ET_PRIME_AGAIN times at most, as the command's prime does
+ * (tools/enormoustext/pagecache.c), where another window of its file came
+ * back huge (so the file system gives 2 MiB folios); a window still small
+ * stays a copy, and the worker's later tries look again. */
+#define ET_PRIME_AGAIN 2
+
+/* Did another window of w's file come back huge in this priming?  Where
+ * none did, the file system may give no 2 MiB folios at all: no window of
+ * it is read again (no disk read for nothing). */
+static bool file_gave_huge(const struct et_run *run, const struct et_window *w)
+{
+	for (size_t j = 0; j < run->nwins; j++) {
+		const struct et_window *o = &run->wins[j];
+		if (o->repriming && o->remapped && o->object == w->object)
+			return true;
+	}
+	return false;
+}
+
+static void read_again(struct et_run *run, long *pool_left)
+{
+	const uint64_t H = run->si.pmd_size;
+	for (int again = 0; again < ET_PRIME_AGAIN; again++) {
+		struct et_file_cache fc = { -1, 0, false, false };
+		size_t k = 0;
+		for (size_t j = 0; j < run->nwins; j++) {
+			struct et_window *w = &run->wins[j];
+			if (!w->repriming || w->remapped)
+				continue;
+			/* only these are in the round (et_remap_pending) */
+			w->candidate = false;
+			if (w->reason != ET_R_FILE_SMALL || !file_gave_huge(run, w))
+				continue;
+			int fd = et_remap_file_open(run, w, &fc);
+			if (fd < 0 || et_os_file_mapped_elsewhere(fd, w->file_off, (size_t)H) != 0)
+				continue;
+			posix_fadvise(fd, (off_t)w->file_off, (off_t)H, POSIX_FADV_DONTNEED);
+			w->candidate = true;
+			w->reason = ET_R_NONE;
+			w->err = 0;
+			k++;
+		}
+		if (fc.fd >= 0)
+			close(fc.fd);
+		if (k) {
+			et_log(3, "prime: %zu window(s) read back small, no page of them mapped elsewhere: read back again", k);
+			et_remap_round(run, ET_BACKEND_FILE, k, pool_left);
+		}
+		for (size_t j = 0; j < run->nwins; j++)
+			if (run->wins[j].repriming)
+				run->wins[j].candidate = true;
+		if (!k)
+			break;
+	}
+}
+
 void et_remap_prime(struct et_run *run, long *pool_left)
 {
 	const uint64_t H = run->si.pmd_size;
@@ -134,6 +193,7 @@ void et_remap_prime(struct et_run *run, long *pool_left)
 	if (k) {
 		et_log(3, "prime: %zu copied window(s) read back huge from their files", k);
 		et_remap_round(run, ET_BACKEND_FILE, k, pool_left);
+		read_again(run, pool_left);
 	}
 	unsigned got = 0, why[ET_R__COUNT] = { 0 };
 	for (size_t j = 0; j < run->nwins; j++) {
