@@ -40,28 +40,35 @@ fr_run() {
 	echo $? >"$res.rc"
 }
 
+# (the harness runs hundreds of cells: what it reads and compares here is
+# done with bash's builtins, et_same_file of tests/lib/lib.sh, no process
+# forked unless the results differ)
 fr_same() {
 	local a=$1 b=$2 ra rb
 	FR_WHY=
-	ra=$(cat "$a.rc")
-	rb=$(cat "$b.rc")
+	read -r ra <"$a.rc"
+	read -r rb <"$b.rc"
 	if [ "$ra" != "$rb" ]; then
 		FR_WHY+="exit status $ra, plain $rb"
 		[ "$ra" = 124 ] && FR_WHY+=" (timed out: a hang)"
 		[ "$ra" -gt 128 ] 2>/dev/null && [ "$ra" != 124 ] && FR_WHY+=" (killed by signal $((ra - 128)))"
 		FR_WHY+="; "
 	fi
-	cmp -s "$a.out" "$b.out" ||
+	et_same_file "$a.out" "$b.out" ||
 		FR_WHY+="stdout differs: $(diff "$b.out" "$a.out" | grep '^[<>]' | head -3 | tr '\n' ' '); "
 	if [ "${3:-}" != noerr ]; then
-		cmp -s "$a.err" "$b.err" ||
+		et_same_file "$a.err" "$b.err" ||
 			FR_WHY+="stderr differs: $(diff "$b.err" "$a.err" | grep '^[<>]' | head -3 | cut -c1-200 | tr '\n' ' '); "
 	fi
 	[ -z "$FR_WHY" ]
 }
 
 fr_bg() {
-	while [ "$(jobs -rp | wc -l)" -ge "$FR_JOBS" ]; do wait -n; done
+	local running
+	# (jobs into a file, not a pipe: no process forked to count them)
+	while jobs -rp >"$WORK/.fr_jobs" && mapfile -t running <"$WORK/.fr_jobs" && [ "${#running[@]}" -ge "$FR_JOBS" ]; do
+		wait -n
+	done
 	"$@" &
 }
 fr_wait() { wait; }

@@ -99,8 +99,8 @@ bg_wait() {
 	OUT=$D/$label.out
 	ERR=$D/$label.err
 	echo "-- $label (pid $pid) ended:"
-	sed 's/^/   | /' "$OUT"
-	[ -s "$ERR" ] && sed 's/^/   stderr| /' "$ERR"
+	et_show "$OUT" '   | '
+	et_show "$ERR" '   stderr| '
 	echo "   exit status $RC"
 }
 

@@ -103,8 +103,8 @@ run() {
 	echo "-- $label: cd $D && ${envs[*]:+${envs[*]} }$*"
 	(cd "$D" && exec env "${envs[@]}" "$@") >"$OUT" 2>"$ERR"
 	RC=$?
-	sed 's/^/   | /' "$OUT"
-	[ -s "$ERR" ] && sed 's/^/   stderr| /' "$ERR"
+	et_show "$OUT" '   | '
+	et_show "$ERR" '   stderr| '
 	echo "   exit status $RC"
 }
 

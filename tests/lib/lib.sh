@@ -47,6 +47,14 @@
 #                              read back huge), the test's own files too
 # Both waits measure the deadline on the clock, not by counting polls, so a
 # loaded machine (where each poll takes longer) does not stretch it.
+#   et_text VAR FILE           FILE's bytes into VAR; false where FILE is
+#                              missing or holds a NUL byte
+#   et_same_file A B           A and B hold the same bytes (as cmp -s)
+#   et_show FILE PREFIX [BYTES]  FILE's lines (of its first BYTES, or all),
+#                              each after PREFIX (as head -c BYTES | sed 's/^/PREFIX/')
+# These three use bash's builtins only (cmp where a file holds a NUL): the
+# harnesses call them thousands of times, and a process forked costs about
+# a millisecond here.
 set -u
 
 T=${ET_TEST_NAME:-$(basename "$0" .sh)}
@@ -80,6 +88,22 @@ et_clear_env() {
 	local v
 	while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(ENORMOUSTEXT[A-Za-z0-9_]*\)=.*/\1/p')
 	unset LD_PRELOAD LD_LIBRARY_PATH
+}
+
+et_text() { [ -r "$2" ] && ! IFS= read -r -d '' "$1" <"$2"; }
+et_same_file() {
+	local x y
+	if et_text x "$1" && et_text y "$2"; then [ "$x" == "$y" ]; else cmp -s "$1" "$2"; fi
+}
+et_show() {
+	local x lines n=${3:-65536}
+	[ -r "$1" ] || return 0
+	IFS= read -r -d '' -N "$n" x <"$1"
+	# (a long file, whole: awk is quicker there than bash's read)
+	if [ -z "${3:-}" ] && [ "${#x}" -ge "$n" ]; then awk -v p="$2" '{ print p $0 }' "$1"; return 0; fi
+	[ -n "$x" ] || return 0
+	mapfile -t lines <<<"${x%$'\n'}"
+	printf '%s\n' "${lines[@]/#/"$2"}"
 }
 
 # The clock in microseconds (bash 5's EPOCHREALTIME; date where it is absent).

@@ -75,8 +75,8 @@ t() {
 	echo "-- $label: ${envs[*]:+${envs[*]} }$*"
 	env "${envs[@]}" "$@" >"$OUT" 2>"$ERR" </dev/null
 	RC=$?
-	head -c 4000 "$OUT" | sed 's/^/   | /'
-	[ -s "$ERR" ] && sed 's/^/   stderr| /' "$ERR"
+	et_show "$OUT" '   | ' 4000
+	et_show "$ERR" '   stderr| '
 	echo "   exit status $RC"
 }
 
