@@ -11,7 +11,10 @@
 #    (dpkg-buildpackage -us -uc -b, DEB_BUILD_OPTIONS="nocheck parallel=2"):
 #    libenormoustext0, libenormoustext-dev, enormoustext, and on amd64
 #    enormoustext-itlbgrind (the model, installed beside Valgrind's tools,
-#    depending on the Valgrind it was built with);
+#    depending on the Valgrind it was built with); with ET_DEB_BUILT=DIR
+#    (tests/deploy/debs.sh's OUTDIR-build, as tools/run-tests passes it)
+#    it takes that build instead, where the digest of its copy of the tree
+#    (tests/pkg/lib.sh pkg_tree_digest) is this copy's, and says so;
 # 3. runs lintian on the .dsc and the .changes: an error or a warning that
 #    no override explains fails the test (info and pedantic tags are shown);
 # 4. checks what each package holds (no file in two of them; the SONAME
@@ -81,28 +84,42 @@ arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 
 # ---------------------------------------------------------------- 1. copy
 tree=$W/src/libenormoustext-$version
-mkdir -p "$tree"
 ingit=0
 git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1 && ingit=1
 # what git sees in the tree, to show at the end that nothing was written there
 tree_state() { ((ingit)) && git -C "$src" status --porcelain --ignored=matching -- debian . 2>/dev/null | grep -v ' build[^/]*/$'; }
 before=$(tree_state)
-if ((ingit)); then
-	(cd "$src" && git ls-files -z -co --exclude-standard |
-		while IFS= read -r -d '' f; do [ -e "$f" ] || [ -L "$f" ] && printf '%s\0' "$f"; done |
-		tar -cf - --null -T -) | tar -xf - -C "$tree" || fail "cannot copy $src (git ls-files) to $tree"
-else
-	(cd "$src" && tar -cf - --exclude='./build*' --exclude=./.git --exclude=./obj-* .) |
-		tar -xf - -C "$tree" || fail "cannot copy $src to $tree"
-fi
+pkg_copy_tree "$src" "$tree"
+digest=$(pkg_tree_digest "$tree") || fail "cannot take the digest of $tree"
 
 # ---------------------------------------------------------------- 2. build
-(cd "$W/src" && dpkg-source -b "libenormoustext-$version") >"$W/source.log" 2>&1 ||
-	{ cat "$W/source.log"; fail "dpkg-source -b failed"; }
-(cd "$tree" && DEB_BUILD_OPTIONS="nocheck parallel=$jobs" dpkg-buildpackage -us -uc -b) >"$W/build.log" 2>&1 ||
-	{ tail -n 60 "$W/build.log"; fail "dpkg-buildpackage -us -uc -b failed (the last 60 lines above)"; }
+# (or tests/deploy/debs.sh's build, ET_DEB_BUILT=DIR: the same two commands
+# with the same options on a copy whose digest is this copy's; tools/run-tests
+# passes the one ctest's deploy.debs made, so the packages are built once)
+built=${ET_DEB_BUILT:-}
+if [ -n "$built" ]; then
+	if [ "$(cat "$built/tree.sha256" 2>/dev/null)" != "$digest" ]; then
+		say "not reusing $built: not a build of this tree (its digest $(cat "$built/tree.sha256" 2>/dev/null || echo missing), this tree's $digest): building"
+		built=
+	elif ! ls "$built/src/libenormoustext_$version.dsc" "$built/src/libenormoustext_${version}_$arch.changes" >/dev/null 2>&1; then
+		say "not reusing $built: no .dsc and .changes there (its build failed?): building"
+		built=
+	fi
+fi
+if [ -n "$built" ]; then
+	rm -rf "$W/src" && cp -a "$built/src" "$W/src" && cp "$built/source.log" "$built/build.log" "$W/" ||
+		fail "cannot copy the build of $built"
+	lap "the source package and the binary packages: tests/deploy/debs.sh's build of this same tree (digest $digest), from $built"
+else
+	(cd "$W/src" && dpkg-source -b "libenormoustext-$version") >"$W/source.log" 2>&1 ||
+		{ cat "$W/source.log"; fail "dpkg-source -b failed"; }
+	(cd "$tree" && DEB_BUILD_OPTIONS="nocheck parallel=$jobs" dpkg-buildpackage -us -uc -b) >"$W/build.log" 2>&1 ||
+		{ tail -n 60 "$W/build.log"; fail "dpkg-buildpackage -us -uc -b failed (the last 60 lines above)"; }
+	lap "built the source package and the binary packages"
+fi
 grep -q "make -j$jobs" "$W/build.log" || fail "the package build did not run make -j$jobs (DEB_BUILD_OPTIONS parallel=$jobs)"
-lap "built the source package and the binary packages"
+grep -q "dpkg-source: info: building libenormoustext in libenormoustext_$version" "$W/source.log" ||
+	fail "dpkg-source -b did not say it built libenormoustext_$version: $(tail -n 3 "$W/source.log")"
 deb() { echo "$W/src/${1}_${version}_$arch.deb"; }
 # enormoustext-itlbgrind (the model, a Valgrind tool) on amd64 only
 pkgs=(libenormoustext0 libenormoustext-dev enormoustext)

@@ -6,6 +6,32 @@
 # defines lap() and W (its work directory) before calling the functions.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
 
+# pkg_copy_tree SRC DEST: the files of the tree SRC (git's tracked and
+# untracked-but-not-ignored ones; outside git everything but build*/, .git
+# and obj-*) copied into DEST, so that a package build writes nothing into
+# SRC.  pkg_tree_digest DIR: one sha256 of DIR's file names, modes and
+# bytes (symbolic links by their targets' names): two copies of the same
+# tree have the same digest (tests/deploy/debs.sh leaves its build with the
+# digest of its copy; deb.sh reuses that build only for the same digest).
+pkg_copy_tree() {
+	local from=$1 to=$2
+	mkdir -p "$to" || fail "cannot make $to"
+	if git -C "$from" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		(cd "$from" && git ls-files -z -co --exclude-standard |
+			while IFS= read -r -d '' f; do [ -e "$f" ] || [ -L "$f" ] && printf '%s\0' "$f"; done |
+			tar -cf - --null -T -) | tar -xf - -C "$to" || fail "cannot copy $from (git ls-files) to $to"
+	else
+		(cd "$from" && tar -cf - --exclude='./build*' --exclude=./.git --exclude='./obj-*' .) |
+			tar -xf - -C "$to" || fail "cannot copy $from to $to"
+	fi
+}
+pkg_tree_digest() {
+	(cd "$1" && {
+		find . ! -type d -printf '%m %y %p -> %l\n' | LC_ALL=C sort
+		find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
+	} | sha256sum | cut -d' ' -f1)
+}
+
 # pkg_program: writes $W/big.c and builds $W/big.  pkg_preloaded LIB: runs
 # $W/big without the library (nothing huge) and with LIB preloaded
 # (ENORMOUSTEXT_VERBOSE=1): the summary line in $sum, at least 4 MiB moved,

@@ -70,14 +70,7 @@ W=$ET_WORK
 
 # ---------------------------------------------------------------- 1. build
 tree=$W/src
-mkdir -p "$tree"
-if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	(cd "$src" && git ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-		tar -cf - --null -T -) | tar -xf - -C "$tree" || fail "cannot copy $src (git ls-files) to $tree"
-else
-	(cd "$src" && tar -cf - --exclude='./build*' --exclude=./.git .) | tar -xf - -C "$tree" || fail "cannot copy $src to $tree"
-fi
+pkg_copy_tree "$src" "$tree"
 (cd "$tree" && rpmbuild -bb --build-in-place --nodeps --with tests --define "_topdir $W/top" \
 	--define "_smp_mflags -j${ET_RPM_JOBS:-2}" tools/rpm/enormoustext.spec) >"$W/build.log" 2>&1 ||
 	{ tail -n 60 "$W/build.log"; fail "rpmbuild -bb --build-in-place failed (the last 60 lines above)"; }
