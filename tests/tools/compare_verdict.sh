@@ -97,7 +97,10 @@ done
 echo 0 >"$W/count"
 flip='n=$(cat "$1"); if [ -z "$LD_PRELOAD" ]; then echo $((n + 1)) >"$1"; [ $((n % 2)) = 0 ] && sleep 0.15;
 else [ $((n % 2)) = 0 ] && sleep 0.15; fi; exec "$0" --hold 0'
-ask flip -- "${C[@]}" --budget 5 -- sh -c "$flip" "$BIG" "$W/count"
+# (a budget of 8 s: a pair takes 0.4 s to 0.7 s, more with the ASan build's
+# library, which copies slower, on a busy machine; 5 s gave 6 pairs there
+# once, too few to show pairs added after the sixth)
+ask flip -- "${C[@]}" --budget 8 -- sh -c "$flip" "$BIG" "$W/count"
 same flip "within the noise"
 for i in 1 2 3; do
 	read -r lo hi <<<"$(interval flip $i)"
