@@ -37,7 +37,7 @@ container() {
 	PIDS+=("$up")
 	wait_until 10 grep -q '^ready ' "$W/$name.out" || fail "$name: the program did not start: $(cat "$W/$name.out")"
 	local pid
-	pid=$(pgrep -f -n "^/bin/app wait$") || fail "$name: no process /bin/app"
+	pid=$(ns_child "$up") && [ -n "$pid" ] || fail "$name: no process /bin/app under unshare (pid $up)"
 	awk '/^[0-9a-f]+-[0-9a-f]+ / { mine = ($6 ~ /\/bin\/app$/); next } mine && /^FilePmdMapped:/ { kb += $2 } END { print kb + 0 }' \
 		"/proc/$pid/smaps"
 	kill -KILL "$pid" 2>/dev/null   # the init of its PID namespace: SIGTERM is ignored

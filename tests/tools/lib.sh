@@ -140,6 +140,13 @@ stop_hold() {
 	true
 }
 
+# ns_child PID: the process that `unshare -p -f` (pid PID) forked, the init
+# of its new PID namespace (where it runs `chroot ROOT PROGRAM`, the
+# program in its place): found by its parent, never by its name, which a
+# test running beside this one may share (daemon_container's and oci_hook's
+# containers both run /bin/app).
+ns_child() { pgrep -P "$1" | head -n 1; }
+
 # The bracketed choice of a sysfs file.
 choice() { sed -n 's/.*\[\([^]]*\)\].*/\1/p' "$1"; }
 

@@ -48,7 +48,7 @@ first_run() {
 	PIDS+=("$up")
 	wait_until 10 grep -q '^ready ' "$W/$name.out" || fail "$name: the program did not start: $(cat "$W/$name.out")"
 	local pid
-	pid=$(pgrep -f -n "^/bin/app wait$") || fail "$name: no process /bin/app"
+	pid=$(ns_child "$up") && [ -n "$pid" ] || fail "$name: no process /bin/app under unshare (pid $up)"
 	awk '/^[0-9a-f]+-[0-9a-f]+ / { mine = ($6 ~ /\/bin\/app$/ && $2 ~ /x/); next }
 		mine && /^Size:/ { t += $2 } mine && /^FilePmdMapped:/ { kb += $2 } END { print kb + 0, t + 0 }' "/proc/$pid/smaps"
 	kill -KILL "$pid" 2>/dev/null   # the init of its PID namespace: SIGTERM is ignored
@@ -75,7 +75,7 @@ unshare -p -f --kill-child -- chroot "$W/hooked/bundle/rootfs" /bin/app wait >"$
 RP=$!
 PIDS+=("$RP")
 wait_until 10 grep -q '^ready ' "$W/running.out" || fail "the running container did not start"
-cpid=$(pgrep -f -n "^/bin/app wait$") || fail "no process /bin/app"
+cpid=$(ns_child "$RP") && [ -n "$cpid" ] || fail "no process /bin/app under unshare (pid $RP)"
 printf '{"ociVersion": "1.0.2", "id": "c2", "status": "created", "pid": %d, "bundle": "/nonexistent"}\n' "$cpid" >"$W/state2.json"
 t hookpid -- sh -c 'exec "$0" oci-hook <"$1"' "$TOOL" "$W/state2.json"
 expect_rc 0
