@@ -7,10 +7,13 @@
  *       zombie), sums over ROOT's descendants (not ROOT itself: runstat or
  *       runuser) the executable mappings of /proc/PID/smaps: Size, Pss and
  *       AnonHugePages + FilePmdMapped.  Prints one line at the end:
- *       "peak_pss_kib huge_kib size_kib max_share_pct procs samples":
+ *       "peak_pss_kib huge_kib size_kib max_share_pct procs samples rss_kib":
  *       the largest Pss sum seen, the huge bytes and size of the same
  *       sample, the largest huge share (huge / size) of any sample, the
- *       most processes seen at once, and the number of samples taken.
+ *       most processes seen at once, the number of samples taken, and the
+ *       resident text (Rss) of the largest-Pss sample: text a process never
+ *       touched is not mapped at all, small or huge, so huge / Rss is the
+ *       share of the text it runs that is on huge pages.
  *       (smaps_rollup has no per-mapping split: text only needs smaps.)
  *   defaults-tool drop FILE...
  *       drops each file's clean, unmapped pages from the page cache
@@ -70,7 +73,7 @@ static void collect(int p)
 }
 
 /* adds PID's executable mappings to the sums; 0 when it has none (gone) */
-static int text_of(int p, long *size, long *pss, long *huge)
+static int text_of(int p, long *size, long *pss, long *huge, long *rss)
 {
 	char path[64], line[512];
 	snprintf(path, sizeof path, "/proc/%d/smaps", p);
@@ -93,6 +96,8 @@ static int text_of(int p, long *size, long *pss, long *huge)
 			any = 1;
 		} else if (sscanf(line, "Pss: %ld", &v) == 1)
 			*pss += v;
+		else if (sscanf(line, "Rss: %ld", &v) == 1)
+			*rss += v;
 		else if (sscanf(line, "AnonHugePages: %ld", &v) == 1 || sscanf(line, "FilePmdMapped: %ld", &v) == 1)
 			*huge += v;
 	}
@@ -119,7 +124,7 @@ static void on_term(int s) { (void)s; stop = 1; }
 
 static int sample(int ms, int root)
 {
-	long best_pss = 0, best_huge = 0, best_size = 0;
+	long best_pss = 0, best_huge = 0, best_size = 0, best_rss = 0;
 	double best_share = 0;
 	int most = 0, samples = 0;
 	signal(SIGTERM, on_term);
@@ -127,16 +132,17 @@ static int sample(int ms, int root)
 	while (!stop && alive(root)) {
 		npids = 0;
 		collect(root);
-		long size = 0, pss = 0, huge = 0;
+		long size = 0, pss = 0, huge = 0, rss = 0;
 		int n = 0;
 		for (int i = 0; i < npids; i++)
-			n += text_of(pids[i], &size, &pss, &huge);
+			n += text_of(pids[i], &size, &pss, &huge, &rss);
 		if (n > 0) {
 			samples++;
 			if (pss > best_pss) {
 				best_pss = pss;
 				best_huge = huge;
 				best_size = size;
+				best_rss = rss;
 			}
 			if (size > 0 && (double)huge / (double)size > best_share)
 				best_share = (double)huge / (double)size;
@@ -145,7 +151,7 @@ static int sample(int ms, int root)
 		}
 		nanosleep(&ts, NULL);
 	}
-	printf("%ld %ld %ld %.1f %d %d\n", best_pss, best_huge, best_size, 100 * best_share, most, samples);
+	printf("%ld %ld %ld %.1f %d %d %ld\n", best_pss, best_huge, best_size, 100 * best_share, most, samples, best_rss);
 	return 0;
 }
 

@@ -9,10 +9,16 @@
 # it learns the two programs from their exec, primes the
 # static program at once and the library once no process maps its small
 # pages; run again, plain (no library anywhere), both have their text huge
-# from the page cache.  SIGTERM ends it with status 0; STATE/known names
-# both files, STATE/daemon.json says primed; with the library's windows
-# dropped from the cache, `daemon --once` primes them again from
-# STATE/known.  Bad input: an operand, a relative --only, a bad --delay.
+# from the page cache.  A settled program run 20 times more, 0.1 s apart,
+# is reported to it only around each --recheck's flush (its exec quieted
+# by an ignore mark; the daemon before heard all 20).  The library's windows dropped from the cache
+# (as the kernel evicts them), its next user is seen --recheck after the
+# priming: the daemon checks it, waits for that user to end, primes it
+# again, and the run after is huge again.  SIGTERM ends it with status 0;
+# STATE/known names both files, STATE/daemon.json says primed (the library
+# primed again once); with the library's windows dropped again, `daemon
+# --once` primes them again from STATE/known.  Bad input: an operand, a
+# relative --only, a bad --delay, a --recheck under 1 s.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "the daemon needs root (fanotify on the filesystem)"
 
@@ -29,6 +35,7 @@ expect_daemon_bad() {  # PATTERN ARGS...
 expect_daemon_bad "no operand" extra
 expect_daemon_bad "--only: 'rel' is not an absolute path" --only rel
 expect_daemon_bad "--delay: 'soon' is not a duration" --delay soon
+expect_daemon_bad "--recheck: '10ms' is not a duration of 1s or more" --recheck 10ms
 
 # ---- the programs
 bigdso big.so
@@ -89,7 +96,7 @@ wait_line "$W/early.out" '^ready ' 10 "$EP" || fail "the early program did not s
 
 # ---- the daemon
 mkdir "$W/state"
-"$TOOL" daemon --only "$W/run" --state "$W/state" --delay 100ms --verbose >"$W/d.out" 2>"$W/d.err" </dev/null &
+"$TOOL" daemon --only "$W/run" --state "$W/state" --delay 100ms --recheck 3s --verbose >"$W/d.out" 2>"$W/d.err" </dev/null &
 DP=$!
 PIDS+=("$DP")
 wait_line "$W/d.err" 'watching [0-9]+ filesystems?' 10 "$DP" || fail "the daemon did not start: $(cat "$W/d.err")"
@@ -108,6 +115,36 @@ note "again, plain: big.so ${lib2} kB, the static program ${st2} kB huge"
 [ "$st2" -ge 2048 ] || fail "the static program: only $st2 kB huge after the daemon primed it"
 grep -c "learnt " "$W/d.err" | grep -qx 4 || fail "the daemon learnt other files than the four under --only: $(grep learnt "$W/d.err")"
 
+# ---- a settled program run again and again: quiet
+events() {  # the daemon's count of the static program's exec events (its figures are written within a second)
+	sleep 1.5
+	json "$W/state/daemon.json"
+	local i
+	i=$(jindex "$W/state/daemon.json.flat" .files path "$W/run/static") || fail "daemon.json has no entry for the static program"
+	jneed "$W/state/daemon.json.flat" ".files[$i].exec_events"
+}
+"$W/run/static" >/dev/null || fail "the static program failed"
+e0=$(events)
+for i in $(seq 20); do "$W/run/static" >/dev/null || fail "the static program failed on run $i"; sleep 0.1; done
+e1=$(events)
+note "20 runs of the primed static program, 0.1 s apart: $((e1 - e0)) exec events of it read by the daemon"
+# each --recheck (3 s) the marks are flushed: the next exec is read, and
+# those queued behind it within the daemon's quarter-second batch
+[ $((e1 - e0)) -le 8 ] || fail "the daemon read $((e1 - e0)) exec events for 20 runs of a program it had primed (its exec not quieted)"
+
+# ---- the library's windows evicted: primed again once its next user is seen and has ended
+python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$W/run/big.so"
+t evicted -- "$TOOL" prime --check "$W/run/big.so"
+expect_out "0 of 3 windows" "the library's windows were not dropped from the cache"
+sleep 3   # --recheck since the priming, and since the program's maps were last read
+read -r lib3 _ < <(both evicted "$W/run/big.so: checked again")
+note "the first run after the eviction: big.so ${lib3} kB huge (read back small: the daemon waits for it to end)"
+wait_until 20 bash -c "[ \$(grep -c '$W/run/big.so: primed (3 of 3 windows' '$W/d.err') -ge 2 ]" ||
+	fail "the evicted library was not primed again: $(tail -5 "$W/d.err")"
+read -r lib4 _ < <(both again)
+note "the run after: big.so ${lib4} kB huge"
+[ "$lib4" -ge 6144 ] || fail "big.so: only $lib4 kB huge after the daemon primed it again (3 windows: 6144)"
+
 # ---- SIGTERM, what it kept
 kill -TERM "$DP"
 wait_until 5 bash -c "! kill -0 $DP 2>/dev/null" || fail "the daemon did not end within 5 s of SIGTERM"
@@ -119,6 +156,9 @@ grep -qx "$W/run/big.so" "$W/state/known" && grep -qx "$W/run/static" "$W/state/
 json "$W/state/daemon.json"
 [ "$(awk -F'\t' '$1 ~ /^\.files\[[0-9]+\]\.state$/ && $3 == "primed"' "$W/state/daemon.json.flat" | wc -l)" = 3 ] ||
 	fail "daemon.json does not say the three libraries and programs are primed: $(grep state "$W/state/daemon.json.flat")"
+i=$(jindex "$W/state/daemon.json.flat" .files path "$W/run/big.so") || fail "daemon.json has no entry for big.so"
+[ "$(jneed "$W/state/daemon.json.flat" ".files[$i].primed_again")" = 1 ] ||
+	fail "daemon.json does not say big.so was primed again once: $(grep "files\[$i\]" "$W/state/daemon.json.flat")"
 
 # ---- --once: primed again from STATE/known
 python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$W/run/big.so"

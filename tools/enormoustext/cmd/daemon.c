@@ -16,16 +16,22 @@
  *      every 5 s it also looks for processes it has not seen (a
  *      container whose root was mounted after it started, a program on a
  *      filesystem it does not watch, what ran before it started);
+ *      a program it knows and has settled is not reported again for
+ *      --recheck (an ignore mark on its inode, flushed every --recheck,
+ *      removed by the kernel when the file is written): a storm of short
+ *      programs costs it, and their exec, next to nothing;
  *   2. --delay after an exec it reads /proc/PID/maps for the files the
  *      process maps executable (its shared libraries), each opened through
  *      /proc/PID/map_files (the very file the process maps, container or
- *      not);
+ *      not); once per --recheck per program;
  *   3. it primes each file (pagecache.c: drop the clean, unmapped small
  *      pages of a congruent window and read it back as one huge folio);
  *      a window whose small pages a process still maps is left alone and
  *      tried again later (1 s, 2 s, 4 s ... 64 s: at the latest when the
  *      last such process has ended); a file open for writing is left
- *      alone (pagecache.c);
+ *      alone (pagecache.c); a primed file seen in use --recheck or more
+ *      after it was primed is checked, and what the kernel evicted or
+ *      split is primed again;
  *   4. it remembers the host's files it primed (STATE/known) and primes
  *      them again when it starts (early at boot, or after the kernel
  *      evicted them), and writes what it knows to STATE/daemon.json.
@@ -33,16 +39,17 @@
  * It runs at idle I/O priority and nice 10.  Network and FUSE filesystems
  * are not watched.
  *
- * Owns: `daemon`: its options, the watch, the table of files it knows.
- * May call: pagecache.c (et_tool_prime_file), files.c (its state written
- * whole), core (sysinfo, options' duration parser, json), msg.c, common.c.
+ * Owns: `daemon`: its options, the watch (fanotify, the scan of /proc,
+ * the holders' pidfds), the main loop.  The table of files it knows is
+ * daemon_files.c's (daemon.h).
+ * May call: daemon_files.c, core (sysinfo, options' duration parser),
+ * msg.c, common.c.
  * Never: blocks or slows a program (no permission events); changes a file;
  * drops a page a process maps or that is dirty (pagecache.c never does).
  */
-#include "tool.h"
+#include "daemon.h"
 #include "host.h"
 #include "opts.h"
-#include "pagecache.h"
 
 #include "core/options.h"
 
@@ -63,13 +70,17 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { O_STATE = 1, O_DELAY, O_ONLY, O_ONCE, O_VERBOSE, O_HOST_ROOT };
+enum { O_STATE = 1, O_DELAY, O_RECHECK, O_ONLY, O_ONCE, O_VERBOSE, O_HOST_ROOT };
 
 static const struct et_opt options[] = {
 	{ "state", 's', "DIR", "where it keeps what it learnt (default /var/lib/enormoustext)", O_STATE, 0, 0, 0, NULL,
 	  ET_COMP_DIR },
 	{ "delay", 'd', "DURATION", "how long after a program starts its maps are read (default 1s)", O_DELAY, 0, 0, 0,
 	  NULL, 0 },
+	{ "recheck", 'r', "DURATION",
+	  "how long what it learnt of a file stands (default 60s): a primed file in use later is checked and primed "
+	  "again; a program started again within it costs nothing",
+	  O_RECHECK, 0, 0, 0, NULL, 0 },
 	{ "only", 0, "DIR", "learn only files under DIR (again for more); its filesystem is still watched", O_ONLY, 0, 0,
 	  0, NULL, ET_COMP_DIR },
 	{ "host-root", 0, "DIR",
@@ -93,7 +104,10 @@ static const struct et_cmd_spec spec = {
 	.tail = "It learns programs from their exec (fanotify FAN_OPEN_EXEC, notification\n"
 	        "only: no program ever waits for it), their shared libraries from\n"
 	        "/proc/PID/maps, and primes each file as `enormoustext prime` does once no\n"
-	        "process maps its small pages.  STATE/known lists the host's files it\n"
+	        "process maps its small pages.  A primed file in use again --recheck later\n"
+	        "is checked and primed again (the kernel evicted or split its folios); a\n"
+	        "program started again within --recheck is not reported to it at all.\n"
+	        "STATE/known lists the host's files it\n"
 	        "primed (primed again when it starts); STATE/daemon.json says what it knows.\n"
 	        "In a container (a DaemonSet: the host's PID namespace, the host's / at\n"
 	        "DIR), --host-root DIR: the paths a host's process names (its maps, its\n"
@@ -109,19 +123,19 @@ const struct et_cmd_spec *et_cmd_daemon_spec(void)
 	return &spec;
 }
 
+struct proc {
+	pid_t pid;
+	uint64_t due_ns;
+};
+static struct proc *g_procs;
+static size_t g_nprocs, g_capprocs;
+
 static volatile sig_atomic_t g_stop;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	g_stop = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
 /* ---- watching: fanotify on every local filesystem --------------------- */
@@ -180,270 +194,6 @@ static int watch_filesystems(int fan, int *nfs)
 	return 0;
 }
 
-/* ---- the files it knows ----------------------------------------------- */
-
-enum file_state { F_PENDING, F_PRIMED, F_NOT_CONGRUENT, F_GAVE_UP };
-static const char *const state_name[] = { "pending", "primed", "nothing to prime", "gave up" };
-
-struct known {
-	dev_t dev;
-	ino_t ino;
-	int fd;                 /* open while pending: primed through /proc/self/fd/N */
-	char *path;             /* as a process named it (its mount namespace), malloc'd */
-	bool host;              /* path names this very file here too: kept in STATE/known */
-	enum file_state state;
-	unsigned tries;
-	uint64_t next_ns;
-	uint64_t windows, huge, held;
-};
-
-static struct known *g_files;
-static size_t g_nfiles, g_capfiles;
-
-struct proc {
-	pid_t pid;
-	uint64_t due_ns;
-};
-static struct proc *g_procs;
-static size_t g_nprocs, g_capprocs;
-
-static const char *g_state = ET_TOOL_DAEMON_STATE;
-/* --host-root: where the host's / is mounted ("": this is the host's /) */
-static const char *g_host_root = "";
-static const char *g_only[16];
-static int g_nonly;
-static bool g_verbose;
-static uint64_t g_H;
-static bool g_dirty;
-
-#define RETRY_FIRST_NS 1000000000ull
-#define ET_DAEMON_FILES 50000
-#define RETRY_TRIES 8u
-
-static struct known *find(dev_t dev, ino_t ino)
-{
-	for (size_t i = 0; i < g_nfiles; i++)
-		if (g_files[i].dev == dev && g_files[i].ino == ino)
-			return &g_files[i];
-	return NULL;
-}
-
-/* Prime k once (through its open descriptor), and decide what next. */
-static void prime_one(struct known *k)
-{
-	char via[64];
-	snprintf(via, sizeof via, "/proc/self/fd/%d", k->fd);
-	struct et_tool_primed r;
-	memset(&r, 0, sizeof r);
-	k->tries++;
-	g_dirty = true;
-	if (et_tool_prime_file(via, g_H, false, &r) != 0) {
-		k->state = F_GAVE_UP;
-	} else if (!r.congruent || r.windows == 0) {
-		/* no whole window, or none at an address congruent with its
-		 * offset (a PIE executable with 4 KiB p_align): the page
-		 * cache cannot make it huge; the library's copies can */
-		k->state = F_NOT_CONGRUENT;
-		k->windows = r.windows;
-	} else {
-		k->windows = r.windows;
-		k->huge = r.n[ET_WIN_HUGE_BEFORE] + r.n[ET_WIN_PRIMED];
-		k->held = r.n[ET_WIN_HELD];
-		/* no room for a huge page now (memory in small pieces) passes:
-		 * tried again like a window held by a process */
-		bool done = k->huge == k->windows ||
-		            ((r.n[ET_WIN_NO_FOLIOS] || r.n[ET_WIN_WRITING]) && !r.n[ET_WIN_NO_ROOM]);
-		k->state = done ? F_PRIMED : k->tries >= RETRY_TRIES ? F_GAVE_UP : F_PENDING;
-	}
-	if (k->state == F_PENDING) {
-		k->next_ns = now_ns() + (RETRY_FIRST_NS << (k->tries - 1));
-		return;
-	}
-	if (g_verbose && k->state == F_NOT_CONGRUENT)
-		et_tool_err("%s: nothing to prime (%s)", k->path,
-		            r.windows ? "its windows are not congruent with their load address" : "no whole huge-page window");
-	else if (g_verbose)
-		et_tool_err("%s: %s (%llu of %llu windows huge in the page cache)", k->path, state_name[k->state],
-		            (unsigned long long)k->huge, (unsigned long long)k->windows);
-	close(k->fd);
-	k->fd = -1;
-}
-
-/* Is path one --only lets it learn? */
-static bool wanted(const char *path)
-{
-	if (!g_nonly)
-		return true;
-	for (int i = 0; i < g_nonly; i++) {
-		size_t n = strlen(g_only[i]);
-		while (n > 1 && g_only[i][n - 1] == '/')
-			n--;
-		if (!strncmp(path, g_only[i], n) && (path[n] == '/' || path[n] == '\0'))
-			return true;
-	}
-	return false;
-}
-
-/* path as the host names it (a host process's maps and exec events give
- * the host's paths, whatever root this daemon runs in), here: under
- * --host-root; false when that does not fit */
-static bool here_path(const char *path, char *buf, size_t size)
-{
-	int n = snprintf(buf, size, "%s%s", g_host_root, path);
-	return n > 0 && (size_t)n < size;
-}
-
-/* A file a process maps executable (fd: open on it, taken over). */
-static void learn(int fd, const char *path)
-{
-	struct stat st;
-	if (!wanted(path)) {
-		close(fd);
-		return;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return;
-	}
-	struct known *k = find(st.st_dev, st.st_ino);
-	if (k) {
-		close(fd);
-		return;
-	}
-	/* memory bounded: at most ET_DAEMON_FILES files (a few MiB), then
-	 * nothing new is learnt (said once) */
-	char *copy = g_nfiles < ET_DAEMON_FILES ? strdup(path) : NULL;
-	struct known *t = copy ? et_tool_grow(g_files, &g_capfiles, g_nfiles + 1, sizeof *g_files) : NULL;
-	if (!t) {
-		static bool said;
-		if (!said && g_nfiles >= ET_DAEMON_FILES)
-			et_tool_err("%d files known: no more are learnt", ET_DAEMON_FILES);
-		said |= g_nfiles >= ET_DAEMON_FILES;
-		free(copy);
-		close(fd);
-		return;
-	}
-	g_files = t;
-	k = &g_files[g_nfiles++];
-	memset(k, 0, sizeof *k);
-	k->dev = st.st_dev;
-	k->ino = st.st_ino;
-	k->fd = fd;
-	k->path = copy;
-	struct stat here;
-	char at[PATH_MAX];
-	k->host = path[0] == '/' && here_path(path, at, sizeof at) && stat(at, &here) == 0 &&
-	          here.st_dev == st.st_dev && here.st_ino == st.st_ino;
-	k->state = F_PENDING;
-	if (g_verbose)
-		et_tool_err("learnt %s", path);
-	prime_one(k);
-}
-
-/* The files process pid maps executable, each opened through map_files. */
-static void learn_maps(pid_t pid)
-{
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%ld/maps", (long)pid);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return;   /* it ended meanwhile */
-	char line[PATH_MAX + 128];
-	while (fgets(line, sizeof line, f)) {
-		unsigned long lo, hi, ino;
-		unsigned maj, min;
-		char perms[8];
-		int at = 0;
-		if (sscanf(line, "%lx-%lx %7s %*x %x:%x %lu %n", &lo, &hi, perms, &maj, &min, &ino, &at) < 6 ||
-		    perms[2] != 'x' || !ino || !at || line[at] != '/')
-			continue;
-		char *path = line + at;
-		path[strcspn(path, "\n")] = '\0';
-		if (strstr(path, " (deleted)"))
-			continue;
-		char mf[96];
-		snprintf(mf, sizeof mf, "/proc/%ld/map_files/%lx-%lx", (long)pid, lo, hi);
-		int fd = open(mf, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
-			learn(fd, path);
-	}
-	fclose(f);
-}
-
-/* ---- what it knows: STATE/known and STATE/daemon.json ----------------- */
-
-/* STATE/known and STATE/daemon.json, each written whole (files.c): a
- * reader (status, the next start) never sees half of one. */
-static void write_state(void)
-{
-	if (!g_dirty)
-		return;
-	g_dirty = false;
-	char dst[PATH_MAX], *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f)
-		return;
-	for (size_t i = 0; i < g_nfiles; i++)
-		if (g_files[i].host && (g_files[i].state == F_PRIMED || g_files[i].state == F_PENDING))
-			fprintf(f, "%s\n", g_files[i].path);
-	if (fclose(f) == 0) {
-		snprintf(dst, sizeof dst, "%s/known", g_state);
-		(void)et_tool_write_atomic(dst, text ? text : "", len, 0644);
-	}
-	free(text);
-	text = NULL;
-	len = 0;
-	f = open_memstream(&text, &len);
-	if (!f)
-		return;
-	struct et_json j;
-	et_json_init(&j, f);
-	et_json_obj(&j, NULL);
-	et_json_i64(&j, "pid", (int64_t)getpid());
-	et_json_u64(&j, "pmd_size", g_H);
-	et_json_arr(&j, "files");
-	for (size_t i = 0; i < g_nfiles; i++) {
-		const struct known *k = &g_files[i];
-		et_json_obj(&j, NULL);
-		et_json_str(&j, "path", k->path);
-		et_json_str(&j, "state", state_name[k->state]);
-		et_json_u64(&j, "windows", k->windows);
-		et_json_u64(&j, "huge", k->huge);
-		et_json_u64(&j, "tries", k->tries);
-		et_json_obj_end(&j);
-	}
-	et_json_arr_end(&j);
-	et_json_obj_end(&j);
-	et_json_end(&j);
-	if (fclose(f) == 0) {
-		snprintf(dst, sizeof dst, "%s/daemon.json", g_state);
-		(void)et_tool_write_atomic(dst, text, len, 0644);
-	}
-	free(text);
-}
-
-/* STATE/known: the files primed before, primed again now. */
-static void prime_known(void)
-{
-	char p[PATH_MAX];
-	snprintf(p, sizeof p, "%s/known", g_state);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return;
-	char line[PATH_MAX];
-	while (fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\n")] = '\0';
-		char at[PATH_MAX];
-		if (line[0] != '/' || !here_path(line, at, sizeof at))
-			continue;
-		int fd = open(at, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
-			learn(fd, line);
-	}
-	fclose(f);
-}
-
 /* ---- the loop ---------------------------------------------------------- */
 
 static void queue_proc(pid_t pid, uint64_t delay_ns)
@@ -452,7 +202,7 @@ static void queue_proc(pid_t pid, uint64_t delay_ns)
 	if (!t)
 		return;
 	g_procs = t;
-	g_procs[g_nprocs++] = (struct proc){ pid, now_ns() + delay_ns };
+	g_procs[g_nprocs++] = (struct proc){ pid, et_daemon_now_ns() + delay_ns };
 }
 
 /* Every process, every SCAN_NS: the ones it has not seen yet are learnt
@@ -517,6 +267,65 @@ static void scan_procs(uint64_t delay_ns)
 	g_capseen_next = c;
 }
 
+/* A program's exec (fd: open on it, taken over).  A program it knows
+ * costs a lookup: its maps are read once per --recheck, and once it is
+ * settled its exec is not reported again until the next flush (an ignore
+ * mark on its inode, removed by the kernel if the file is written): a
+ * storm of short programs it knows wakes it for nothing. */
+static void exec_event(int fd, pid_t pid, uint64_t delay_ns)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	et_dm.events++;
+	et_dm.counted = true;
+	uint64_t now = et_daemon_now_ns();
+	struct et_dfile *k = et_daemon_find(st.st_dev, st.st_ino);
+	if (!k) {
+		char link[64], path[PATH_MAX];
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t l = readlink(link, path, sizeof path - 1);
+		path[l > 0 ? l : 0] = '\0';
+		k = et_daemon_learn_st(fd, l > 0 ? path : "?", &st);
+		if (k) {
+			k->exe = true;
+			k->maps_ns = now;
+			k->events++;
+		}
+		/* its libraries may be wanted even where it is not */
+		queue_proc(pid, delay_ns);
+		return;
+	}
+	k->exe = true;
+	k->events++;
+	if (!k->maps_ns || now - k->maps_ns >= et_dm.recheck_ns) {
+		k->maps_ns = now;
+		queue_proc(pid, delay_ns);
+	}
+	if (k->state != DF_PENDING && !k->quiet &&
+	    fanotify_mark(et_dm.fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK, FAN_OPEN_EXEC, fd, NULL) == 0) {
+		k->quiet = true;
+		et_dm.nquiet++;
+	}
+	et_daemon_recheck(k, fd);
+}
+
+/* The ignore marks removed (every --recheck): each program's next exec
+ * is reported again, and its files checked. */
+static void flush_quiet(void)
+{
+	if (!et_dm.nquiet)
+		return;
+	if (fanotify_mark(et_dm.fan, FAN_MARK_FLUSH, 0, AT_FDCWD, "/") != 0)
+		return;
+	for (size_t i = 0; i < et_dm.nfiles; i++)
+		et_dm.files[i].quiet = false;
+	et_dm.nquiet = 0;
+	et_dm.counted = true;
+}
+
 static void read_events(int fan, uint64_t delay_ns)
 {
 	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
@@ -528,16 +337,10 @@ static void read_events(int fan, uint64_t delay_ns)
 		for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
 			if (m->vers != FANOTIFY_METADATA_VERSION || m->fd < 0)
 				continue;
-			if (m->pid == getpid()) {
+			if (m->pid == et_dm.self)
 				close(m->fd);
-				continue;
-			}
-			char link[64], path[PATH_MAX];
-			snprintf(link, sizeof link, "/proc/self/fd/%d", m->fd);
-			ssize_t l = readlink(link, path, sizeof path - 1);
-			path[l > 0 ? l : 0] = '\0';
-			learn(m->fd, l > 0 ? path : "?");
-			queue_proc(m->pid, delay_ns);
+			else
+				exec_event(m->fd, m->pid, delay_ns);
 		}
 	}
 }
@@ -546,27 +349,66 @@ static void read_events(int fan, uint64_t delay_ns)
  * done now; the time of the next (0: none). */
 static uint64_t run_due(void)
 {
-	uint64_t now = now_ns(), next = 0;
+	uint64_t now = et_daemon_now_ns(), next = 0;
 	size_t keep = 0;
 	for (size_t i = 0; i < g_nprocs; i++) {
 		if (g_procs[i].due_ns <= now) {
-			learn_maps(g_procs[i].pid);
+			et_daemon_learn_maps(g_procs[i].pid);
 			continue;
 		}
 		next = !next || g_procs[i].due_ns < next ? g_procs[i].due_ns : next;
 		g_procs[keep++] = g_procs[i];
 	}
 	g_nprocs = keep;
-	for (size_t i = 0; i < g_nfiles; i++) {
-		struct known *k = &g_files[i];
-		if (k->state != F_PENDING)
+	for (size_t i = 0; i < et_dm.nfiles; i++) {
+		struct et_dfile *k = &et_dm.files[i];
+		if (k->state != DF_PENDING)
 			continue;
 		if (k->next_ns <= now)
-			prime_one(k);
-		if (k->state == F_PENDING)
+			et_daemon_prime_one(k);
+		if (k->state == DF_PENDING)
 			next = !next || k->next_ns < next ? k->next_ns : next;
 	}
 	return next;
+}
+
+/* What the main loop polls: the fanotify group, then the pidfds of the
+ * processes that hold pending files' windows (g_pfk: whose).  How many
+ * (0: no memory for them). */
+static struct pollfd *g_pfd;
+static struct et_dfile **g_pfk;
+static size_t g_cappfd, g_cappfk;
+
+static size_t poll_set(int fan)
+{
+	size_t n = 1;
+	for (size_t i = 0; et_dm.nholding && i < et_dm.nfiles; i++)
+		n += (size_t)et_dm.files[i].nhold;
+	struct pollfd *p = et_tool_grow(g_pfd, &g_cappfd, n, sizeof *g_pfd);
+	if (p)
+		g_pfd = p;
+	struct et_dfile **q = p ? et_tool_grow(g_pfk, &g_cappfk, n, sizeof *g_pfk) : NULL;
+	if (q)
+		g_pfk = q;
+	if (!p || !q)
+		return 0;
+	g_pfd[0] = (struct pollfd){ fan, POLLIN, 0 };
+	n = 1;
+	for (size_t i = 0; et_dm.nholding && i < et_dm.nfiles; i++)
+		for (int j = 0; j < et_dm.files[i].nhold; j++) {
+			g_pfk[n] = &et_dm.files[i];
+			g_pfd[n++] = (struct pollfd){ et_dm.files[i].hold[j], POLLIN, 0 };
+		}
+	return n;
+}
+
+/* Holders that ended (their pidfd readable): forgotten; a file whose last
+ * holder ended is tried again now, or a second after its last try. */
+static void holders_ended(size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (g_pfd[i].revents)
+			et_daemon_holder_ended(g_pfk[i], g_pfd[i].fd);
 }
 
 static void lower_priority(void)
@@ -590,25 +432,29 @@ static int parse(int argc, char **argv, uint64_t *delay_ns, bool *once)
 	int c;
 	while ((c = et_args_next(&a)) > 0) {
 		switch (c) {
-		case O_STATE: g_state = a.val; break;
+		case O_STATE: et_dm.state = a.val; break;
 		case O_DELAY:
 			if (et_parse_duration(a.val, delay_ns) != 0)
 				return et_tool_usage("--delay: '%s' is not a duration (e.g. 500ms, 1s)", a.val);
 			break;
+		case O_RECHECK:
+			if (et_parse_duration(a.val, &et_dm.recheck_ns) != 0 || et_dm.recheck_ns < 1000000000ull)
+				return et_tool_usage("--recheck: '%s' is not a duration of 1s or more (e.g. 30s, 5m)", a.val);
+			break;
 		case O_ONLY:
-			if (g_nonly == (int)(sizeof g_only / sizeof *g_only))
-				return et_tool_usage("--only: at most %d directories", g_nonly);
+			if (et_dm.nonly == (int)(sizeof et_dm.only / sizeof *et_dm.only))
+				return et_tool_usage("--only: at most %d directories", et_dm.nonly);
 			if (a.val[0] != '/')
 				return et_tool_usage("--only: '%s' is not an absolute path", a.val);
-			g_only[g_nonly++] = a.val;
+			et_dm.only[et_dm.nonly++] = a.val;
 			break;
 		case O_HOST_ROOT:
 			if (a.val[0] != '/')
 				return et_tool_usage("--host-root: '%s' is not an absolute path", a.val);
-			g_host_root = a.val;
+			et_dm.host_root = a.val;
 			break;
 		case O_ONCE: *once = true; break;
-		case O_VERBOSE: g_verbose = true; break;
+		case O_VERBOSE: et_dm.verbose = true; break;
 		}
 	}
 	if (c < 0)
@@ -617,14 +463,14 @@ static int parse(int argc, char **argv, uint64_t *delay_ns, bool *once)
 		return et_tool_usage("daemon takes no operand ('%s')", a.ops[0]);
 	/* "/" and "/host/" name the same as "" and "/host" */
 	static char root[PATH_MAX];
-	size_t n = strlen(g_host_root);
-	while (n > 0 && g_host_root[n - 1] == '/')
+	size_t n = strlen(et_dm.host_root);
+	while (n > 0 && et_dm.host_root[n - 1] == '/')
 		n--;
 	if (n >= sizeof root)
 		return et_tool_usage("--host-root: too long");
-	memcpy(root, g_host_root, n);
+	memcpy(root, et_dm.host_root, n);
 	root[n] = '\0';
-	g_host_root = root;
+	et_dm.host_root = root;
 	return -1;
 }
 
@@ -636,20 +482,21 @@ int et_cmd_daemon(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	struct stat hr;
-	if (g_host_root[0]) {
-		int e = stat(g_host_root, &hr) != 0 ? errno : S_ISDIR(hr.st_mode) ? 0 : ENOTDIR;
+	if (et_dm.host_root[0]) {
+		int e = stat(et_dm.host_root, &hr) != 0 ? errno : S_ISDIR(hr.st_mode) ? 0 : ENOTDIR;
 		if (e) {
-			et_tool_err("--host-root %s: %s", g_host_root, strerror(e));
+			et_tool_err("--host-root %s: %s", et_dm.host_root, strerror(e));
 			return ET_EXIT_BAD;
 		}
 	}
-	if (mkdir(g_state, 0755) != 0 && errno != EEXIST) {
-		et_tool_err("%s: %s", g_state, strerror(errno));
+	if (mkdir(et_dm.state, 0755) != 0 && errno != EEXIST) {
+		et_tool_err("%s: %s", et_dm.state, strerror(errno));
 		return ET_EXIT_BAD;
 	}
 	struct et_sysinfo si;
 	et_sysinfo_read_pmd(&si, "/");
-	g_H = si.pmd_size;
+	et_dm.H = si.pmd_size;
+	et_dm.self = getpid();
 	lower_priority();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -659,6 +506,7 @@ int et_cmd_daemon(int argc, char **argv)
 	int fan = -1, nfs = 0;
 	if (!once) {
 		fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+		et_dm.fan = fan;
 		if (fan < 0) {
 			et_tool_err("fanotify_init: %s%s", strerror(errno),
 			            errno == EPERM ? " (it needs root: CAP_SYS_ADMIN)" : "");
@@ -667,28 +515,37 @@ int et_cmd_daemon(int argc, char **argv)
 		if (watch_filesystems(fan, &nfs) != 0)
 			return ET_EXIT_BAD;
 		et_tool_err("watching %d filesystem%s; state in %s%s%s", nfs, et_tool_plural((uint64_t)nfs, "s"),
-		            g_state, g_host_root[0] ? "; the host's / at " : "", g_host_root);
+		            et_dm.state, et_dm.host_root[0] ? "; the host's / at " : "", et_dm.host_root);
 	}
-	g_dirty = true;
-	prime_known();
-	write_state();
-	uint64_t next_scan = 0;
+	et_dm.dirty = true;
+	et_daemon_prime_known();
+	et_daemon_write_state(false);
+	uint64_t next_scan = 0, next_flush = et_daemon_now_ns() + et_dm.recheck_ns;
 	while (!once && !g_stop) {
-		if (now_ns() >= next_scan) {
+		if (et_daemon_now_ns() >= next_scan) {
 			/* the first scan: what runs already, learnt at once */
 			scan_procs(next_scan ? delay_ns : 0);
-			next_scan = now_ns() + SCAN_NS;
+			next_scan = et_daemon_now_ns() + SCAN_NS;
+		}
+		if (et_daemon_now_ns() >= next_flush) {
+			flush_quiet();
+			next_flush = et_daemon_now_ns() + et_dm.recheck_ns;
 		}
 		uint64_t next = run_due();
-		write_state();
+		et_daemon_write_state(false);
 		int timeout = 1000;
+		if (et_dm.counted && (!next || et_dm.written_ns + FIGURES_NS < next))
+			next = et_dm.written_ns + FIGURES_NS;
 		if (next) {
-			uint64_t now = now_ns();
+			uint64_t now = et_daemon_now_ns();
 			uint64_t ms = next > now ? (next - now) / 1000000ull + 1 : 0;
 			timeout = ms < 1000 ? (int)ms : 1000;
 		}
-		struct pollfd p = { fan, POLLIN, 0 };
-		if (poll(&p, 1, timeout) > 0) {
+		size_t n = poll_set(fan);
+		if (n && poll(g_pfd, (nfds_t)n, timeout) > 0) {
+			holders_ended(n);
+			if (!(g_pfd[0].revents & POLLIN))
+				continue;
 			read_events(fan, delay_ns);
 			/* the next events read together, a quarter second on: a
 			 * storm of short programs wakes the daemon four times a
@@ -700,6 +557,6 @@ int et_cmd_daemon(int argc, char **argv)
 	}
 	if (fan >= 0)
 		close(fan);
-	write_state();
+	et_daemon_write_state(true);
 	return ET_EXIT_OK;
 }
