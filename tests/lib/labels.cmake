@@ -59,7 +59,7 @@ set(et_slow_tests
   integration.defaults.prime.replaced=16 integration.defaults.prime.dirty=16
   fault.rlimits=15 fault.sigreset=14 fault.defer-unshare=14 docs.outputs=14
   tool_record=13 integration.defaults.prime.others=13 fault.dlopen_resolve=13
-  tool_daemon_storm=32 tool_daemon_faults=17 tool_prime=12 tool_daemon=14 integration.defaults.copies=12 fault.defer-long=12
+  tool_daemon_storm=32 tool_daemon_faults=17 tool_daemon_fs=12 tool_prime=12 tool_daemon=14 integration.defaults.copies=12 fault.defer-long=12
   integration.jit.thp=12 fault.defer-tick=11 linker.runtime.bfd=11 tool_status_edges=11
   integration.loader.failing=10 tool_progress=10 fault.thp_matrix=10
   linker.runtime.lld=10 integration.jit=10 fault.dlopen_pass=10 tool_status_explain=9

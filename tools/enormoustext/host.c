@@ -690,8 +690,10 @@ void et_tool_auto_chain(const struct et_tool_host *s, const char *none, char *ou
 		n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", then " : "", et_backend_name(s->chain[i]));
 }
 
-/* ROOT/var/lib/enormoustext/daemon.json, as cmd/daemon.c writes it: one
- * "pid", then per file a "state" (the words are daemon.c's state_name). */
+/* ROOT/var/lib/enormoustext/daemon.json, as cmd/daemon_files.c writes it:
+ * one "pid", then per file a "state" (the words are its state_name; "left
+ * alone", a file on a filesystem it primes only when asked, counts with
+ * "nothing to prime"). */
 void et_tool_daemon_read(const char *root, struct et_tool_daemon *d)
 {
 	memset(d, 0, sizeof *d);
@@ -715,7 +717,7 @@ void et_tool_daemon_read(const char *root, struct et_tool_daemon *d)
 				d->primed++;
 			else if (strstr(v, "\"pending\""))
 				d->pending++;
-			else if (strstr(v, "\"nothing to prime\""))
+			else if (strstr(v, "\"nothing to prime\"") || strstr(v, "\"left alone\""))
 				d->nothing++;
 			else
 				d->gave_up++;

@@ -36,8 +36,9 @@
  *      them again when it starts (early at boot, or after the kernel
  *      evicted them), and writes what it knows to STATE/daemon.json.
  *
- * It runs at idle I/O priority and nice 10.  Network and FUSE filesystems
- * are not watched.
+ * It runs at idle I/O priority and nice 10.  Files on network and FUSE
+ * filesystems are left alone (a prime would read them again through the
+ * network or a user-space server) unless --network-fs or --fuse asks.
  *
  * Owns: `daemon`: its options, the watch (fanotify, the scan of /proc,
  * the holders' pidfds), the main loop.  The table of files it knows is
@@ -70,7 +71,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { O_STATE = 1, O_DELAY, O_RECHECK, O_ONLY, O_ONCE, O_VERBOSE, O_HOST_ROOT };
+enum { O_STATE = 1, O_DELAY, O_RECHECK, O_ONLY, O_FUSE, O_NETWORK_FS, O_ONCE, O_VERBOSE, O_HOST_ROOT };
 
 static const struct et_opt options[] = {
 	{ "state", 's', "DIR", "where it keeps what it learnt (default /var/lib/enormoustext)", O_STATE, 0, 0, 0, NULL,
@@ -83,6 +84,13 @@ static const struct et_opt options[] = {
 	  O_RECHECK, 0, 0, 0, NULL, 0 },
 	{ "only", 0, "DIR", "learn only files under DIR (again for more); its filesystem is still watched", O_ONLY, 0, 0,
 	  0, NULL, ET_COMP_DIR },
+	{ "fuse", 0, NULL,
+	  "watch and prime files on FUSE filesystems too (left alone by default: a user-space server reads them)",
+	  O_FUSE, 0, 0, 0, NULL, 0 },
+	{ "network-fs", 0, NULL,
+	  "watch and prime files on network and cluster filesystems too (NFS, SMB, 9p, Ceph...: left alone by "
+	  "default, a prime reads each window again over the network)",
+	  O_NETWORK_FS, 0, 0, 0, NULL, 0 },
 	{ "host-root", 0, "DIR",
 	  "the host's / is mounted at DIR (a container with the host's PID namespace): the host's paths are found there",
 	  O_HOST_ROOT, 0, 0, 0, NULL, ET_COMP_DIR },
@@ -111,7 +119,8 @@ static const struct et_cmd_spec spec = {
 	        "primed (primed again when it starts); STATE/daemon.json says what it knows.\n"
 	        "In a container (a DaemonSet: the host's PID namespace, the host's / at\n"
 	        "DIR), --host-root DIR: the paths a host's process names (its maps, its\n"
-	        "exec) are looked up and STATE/known's are opened under DIR.\n"
+	        "exec) are looked up and STATE/known's are opened under DIR.  Files on\n"
+	        "FUSE and network filesystems are left alone unless --fuse or --network-fs.\n"
 	        "\n"
 	        "Exit status: 0 stopped by a signal (or --once done); 1 it could not watch\n"
 	        "(not root, no fanotify, STATE not writable); 2 usage error.\n",
@@ -138,17 +147,8 @@ static void on_signal(int sig)
 	g_stop = 1;
 }
 
-/* ---- watching: fanotify on every local filesystem --------------------- */
-
-static bool local_fs(const char *type)
-{
-	static const char *const ok[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "overlay",
-		                           "squashfs", "erofs", "vfat", "jfs", "reiserfs", "bcachefs", NULL };
-	for (int i = 0; ok[i]; i++)
-		if (!strcmp(type, ok[i]))
-			return true;
-	return false;
-}
+/* ---- watching: fanotify on every local filesystem (and FUSE, network
+ * ones when asked: et_daemon_fs_watched) ------------------------------ */
 
 /* One mark per filesystem (FAN_MARK_FILESYSTEM) on each local one mounted
  * in this mount namespace: how many, or -1 with a message. */
@@ -170,7 +170,7 @@ static int watch_filesystems(int fan, int *nfs)
 		if (sscanf(line, "%*s %*s %u:%u %*s %4095s", &maj, &min, mp) != 3)
 			continue;
 		char *dash = strstr(line, " - ");
-		if (!dash || sscanf(dash + 3, "%63s", type) != 1 || !local_fs(type))
+		if (!dash || sscanf(dash + 3, "%63s", type) != 1 || !et_daemon_fs_watched(type))
 			continue;
 		dev_t d = makedev(maj, min);
 		bool dup = false;
@@ -453,6 +453,8 @@ static int parse(int argc, char **argv, uint64_t *delay_ns, bool *once)
 				return et_tool_usage("--host-root: '%s' is not an absolute path", a.val);
 			et_dm.host_root = a.val;
 			break;
+		case O_FUSE: et_dm.fuse = true; break;
+		case O_NETWORK_FS: et_dm.network_fs = true; break;
 		case O_ONCE: *once = true; break;
 		case O_VERBOSE: et_dm.verbose = true; break;
 		}

@@ -25,7 +25,8 @@
 /* figures alone (exec events, quiet programs) are written at most this often */
 #define FIGURES_NS 1000000000ull
 
-enum et_dfile_state { DF_PENDING, DF_PRIMED, DF_NOT_CONGRUENT, DF_GAVE_UP };
+/* DF_LEFT_ALONE: on a filesystem it primes only when asked (FUSE, network) */
+enum et_dfile_state { DF_PENDING, DF_PRIMED, DF_NOT_CONGRUENT, DF_GAVE_UP, DF_LEFT_ALONE };
 
 struct et_dfile {
 	dev_t dev;
@@ -36,6 +37,7 @@ struct et_dfile {
 	bool exe;               /* a program: learnt or seen from its exec */
 	bool quiet;             /* its exec is not reported now (an ignore mark) */
 	enum et_dfile_state state;
+	const char *why;        /* DF_LEFT_ALONE: why (a static string) */
 	unsigned tries;
 	uint64_t next_ns;
 	uint64_t primed_ns;     /* when it was last primed or checked */
@@ -59,6 +61,7 @@ struct et_daemon {
 	const char *only[16];       /* --only */
 	int nonly;
 	bool verbose;
+	bool fuse, network_fs;      /* --fuse, --network-fs: those filesystems too */
 	uint64_t H;                 /* the PMD size */
 	uint64_t recheck_ns;        /* --recheck */
 	int fan;                    /* the fanotify group (-1: --once) */
@@ -75,6 +78,10 @@ struct et_daemon {
 extern struct et_daemon et_dm;
 
 /* daemon_files.c */
+
+/* Is a filesystem of mountinfo's TYPE one it watches?  Local ones always;
+ * FUSE with --fuse, network and cluster ones with --network-fs. */
+bool et_daemon_fs_watched(const char *type);
 
 uint64_t et_daemon_now_ns(void);
 /* The file it knows as (dev, ino), or NULL. */

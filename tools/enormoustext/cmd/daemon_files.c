@@ -25,13 +25,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 struct et_daemon et_dm = { .state = ET_TOOL_DAEMON_STATE, .host_root = "", .recheck_ns = 60ull * 1000000000ull, .fan = -1 };
 
-static const char *const state_name[] = { "pending", "primed", "nothing to prime", "gave up" };
+static const char *const state_name[] = { "pending", "primed", "nothing to prime", "gave up", "left alone" };
 
 /* (dev, ino) -> index + 1, open addressing, at most half full: an exec
  * event's lookup costs the same with 50,000 files known as with 5 */
@@ -181,10 +182,67 @@ void et_daemon_prime_one(struct et_dfile *k)
 		et_tool_err("%s: nothing to prime (%s)", k->path,
 		            r.windows ? "its windows are not congruent with their load address" : "no whole huge-page window");
 	else if (et_dm.verbose)
-		et_tool_err("%s: %s (%llu of %llu windows huge in the page cache)", k->path, state_name[k->state],
-		            (unsigned long long)k->huge, (unsigned long long)k->windows);
+		et_tool_err("%s: %s (%llu of %llu windows huge in the page cache%s)", k->path, state_name[k->state],
+		            (unsigned long long)k->huge, (unsigned long long)k->windows,
+		            k->state != DF_PRIMED || k->huge == k->windows ? ""
+		            : r.n[ET_WIN_NO_FOLIOS]                      ? ": the filesystem gave small folios"
+		            : r.n[ET_WIN_WRITING]                        ? ": it is open for writing"
+		                                                         : "");
 	close(k->fd);
 	k->fd = -1;
+}
+
+/* ---- filesystems it primes only when asked ------------------------------ */
+
+static bool type_in(const char *type, const char *const *list)
+{
+	for (int i = 0; list[i]; i++)
+		if (!strcmp(type, list[i]))
+			return true;
+	return false;
+}
+
+static const char *const local_types[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "overlay",
+	                                   "squashfs", "erofs", "vfat", "jfs", "reiserfs", "bcachefs", NULL };
+static const char *const network_types[] = { "nfs", "nfs4", "cifs", "smb3", "smb2", "9p", "ceph", "afs",
+	                                     "coda", "ocfs2", "gfs2", "lustre", NULL };
+
+bool et_daemon_fs_watched(const char *type)
+{
+	if (type_in(type, local_types))
+		return true;
+	if (et_dm.fuse && (!strcmp(type, "fuse") || !strcmp(type, "fuseblk") || !strncmp(type, "fuse.", 5)))
+		return true;
+	return et_dm.network_fs && type_in(type, network_types);
+}
+
+/* Why a file open at fd is left alone (its filesystem, from fstatfs: a
+ * file reached through another mount namespace has no mountinfo line
+ * here), or NULL: it may be primed. */
+static const char *left_alone(int fd)
+{
+	struct statfs f;
+	if (fstatfs(fd, &f) != 0)
+		return NULL;
+	switch ((unsigned long)f.f_type) {
+	case 0x65735546ul:   /* FUSE_SUPER_MAGIC */
+		return et_dm.fuse ? NULL : "on a FUSE filesystem: --fuse primes such files";
+	case 0x6969ul:       /* NFS */
+	case 0x517bul:       /* SMB */
+	case 0xff534d42ul:   /* CIFS */
+	case 0xfe534d42ul:   /* SMB2 */
+	case 0x01021997ul:   /* 9p */
+	case 0x00c36400ul:   /* Ceph */
+	case 0x5346414ful:   /* AFS */
+	case 0x6b414653ul:   /* kAFS */
+	case 0x73757245ul:   /* Coda */
+	case 0x7461636ful:   /* OCFS2 */
+	case 0x01161970ul:   /* GFS2 */
+	case 0x0bd00bd0ul:   /* Lustre */
+		return et_dm.network_fs ? NULL : "on a network filesystem: --network-fs primes such files";
+	default:
+		return NULL;
+	}
 }
 
 /* Is path one --only lets it learn? */
@@ -280,6 +338,17 @@ struct et_dfile *et_daemon_learn_st(int fd, const char *path, const struct stat 
 	k->state = DF_PENDING;
 	if (et_dm.verbose)
 		et_tool_err("learnt %s", path);
+	k->why = left_alone(fd);
+	if (k->why) {
+		/* known, so that its exec is quieted like any settled file's */
+		k->state = DF_LEFT_ALONE;
+		et_dm.dirty = true;
+		if (et_dm.verbose)
+			et_tool_err("%s: left alone (%s)", k->path, k->why);
+		close(fd);
+		k->fd = -1;
+		return k;
+	}
 	et_daemon_prime_one(k);
 	return k;
 }
@@ -370,6 +439,8 @@ void et_daemon_write_state(bool last)
 		et_json_obj(&j, NULL);
 		et_json_str(&j, "path", k->path);
 		et_json_str(&j, "state", state_name[k->state]);
+		if (k->why)
+			et_json_str(&j, "why", k->why);
 		et_json_u64(&j, "windows", k->windows);
 		et_json_u64(&j, "huge", k->huge);
 		et_json_u64(&j, "tries", k->tries);
