@@ -25,6 +25,15 @@
  *      folios (no_huge_folios, and the file's next windows are read once);
  *      no room could be made: no_room, a state the daemon tries again.
  *
+ * Before 2: where the kernel collapses file text in place (MADV_COLLAPSE
+ * on a read-only executable file mapping: CONFIG_READ_ONLY_THP_FOR_FS, or
+ * a kernel that collapses large page-cache folios of any file), that is
+ * used instead: nothing is dropped, and a window whose small pages
+ * processes map is made huge too.  The first window tried is the probe:
+ * EINVAL (the kernel does not do it for file text) is remembered, and
+ * every window after is dropped and read back (et_tool_collapse_file_text
+ * says which).
+ *
  * --check does step 1 only and changes nothing: a window whose pages are
  * not all cached is not read (mincore says so), so it is reported as
  * "not cached" rather than brought in.
@@ -187,12 +196,53 @@ static long long read_back(int fd, char *a, uint64_t off, uint64_t H, unsigned c
 	return pmd_mapped((uint64_t)(uintptr_t)a);
 }
 
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+/* 1 works, 0 does not (g_collapse_err), -1 not tried */
+static int g_collapse = -1, g_collapse_err;
+
+int et_tool_collapse_file_text(int *err)
+{
+	if (err)
+		*err = g_collapse_err;
+	return g_collapse;
+}
+
+/* The window [off, off + H) collapsed where it is, through a read-only,
+ * executable mapping at a (H-aligned; the file opened read-only): true
+ * when it is one huge folio now.  Not tried once the kernel said it does
+ * not collapse file text (EINVAL); a failure that may pass (EAGAIN,
+ * ENOMEM: memory; EBUSY) leaves it to the drop and read-back. */
+static bool collapse_in_place(int fd, char *a, uint64_t off, uint64_t H)
+{
+	if (g_collapse == 0)
+		return false;
+	if (mmap(a, H, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off) != a)
+		return false;
+	/* (MADV_COLLAPSE needs no MADV_HUGEPAGE: it ignores the THP settings) */
+	bool ok = madvise(a, H, MADV_COLLAPSE) == 0;
+	int e = errno;
+	if (ok && pmd_mapped((uint64_t)(uintptr_t)a) >= (long long)H) {
+		g_collapse = 1;
+	} else if (!ok && g_collapse < 0 && e != EAGAIN && e != ENOMEM && e != EBUSY) {
+		g_collapse = 0;
+		g_collapse_err = e;
+	}
+	/* back to the plain read-only mapping the other steps use */
+	munmap(a, H);
+	if (mmap(a, H, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off) != a)
+		return false;
+	return ok && g_collapse == 1 && pmd_mapped((uint64_t)(uintptr_t)a) >= (long long)H;
+}
+
 /* One window [off, off + H) of the file: its state, priming it unless
  * check.  *no_folios: a window of this file came back small with room
  * made for it (the filesystem gives no huge folios): the next ones are
- * read back once, not tried again. */
+ * read back once, not tried again.  *collapsed: primed where it was
+ * (collapse_in_place). */
 static enum et_tool_win_state do_window(int fd, uint64_t off, uint64_t H, bool check, bool tmpfs, int *err,
-                                        bool *no_folios)
+                                        bool *no_folios, bool *collapsed)
 {
 	/* An H-aligned place for an H-sized mapping. */
 	char *r = mmap(NULL, 2 * H, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -230,6 +280,11 @@ static enum et_tool_win_state do_window(int fd, uint64_t off, uint64_t H, bool c
 	}
 	if (check) {
 		s = all ? ET_WIN_SMALL : ET_WIN_NOT_CACHED;
+		goto out;
+	}
+	if (!tmpfs && collapse_in_place(fd, a, off, H)) {
+		s = ET_WIN_PRIMED;
+		*collapsed = true;
 		goto out;
 	}
 	bool held = false;
@@ -338,8 +393,10 @@ int et_tool_prime_file(const char *path, uint64_t H, bool check, struct et_tool_
 				continue;
 			}
 			int err = 0;
-			enum et_tool_win_state s = do_window(fd, off, H, check, tmpfs, &err, &no_folios);
+			bool collapsed = false;
+			enum et_tool_win_state s = do_window(fd, off, H, check, tmpfs, &err, &no_folios, &collapsed);
 			res->n[s]++;
+			res->collapsed += collapsed;
 			if (s == ET_WIN_FAILED && !res->err)
 				res->err = err;
 		}

@@ -31,6 +31,7 @@ struct et_tool_primed {
 	uint64_t max_align;
 	uint64_t n[ET_WIN_FAILED + 1];
 	int err;                            /* errno of the first ET_WIN_FAILED */
+	uint64_t collapsed;                 /* of the primed: collapsed in place (MADV_COLLAPSE) */
 	pid_t pids[8];                      /* processes that map the file */
 	int npids;
 	bool more_pids;
@@ -41,6 +42,15 @@ struct et_tool_primed {
  * (see pagecache.c): 0, or -1 after one line naming path (it cannot be
  * read, is not ELF, is truncated or has no executable segment). */
 int et_tool_prime_file(const char *path, uint64_t H, bool check, struct et_tool_primed *res);
+
+/* Whether this kernel collapses file text in place (MADV_COLLAPSE on a
+ * read-only, executable file mapping: CONFIG_READ_ONLY_THP_FOR_FS, or a
+ * kernel whose page cache collapses large folios of any file): probed by
+ * the first window primed, and remembered.  1 it does (priming uses it:
+ * a window is made huge where it is, even while processes map its small
+ * pages), 0 it does not (*err: the errno it gave; priming drops and reads
+ * back), -1 not known yet. */
+int et_tool_collapse_file_text(int *err);
 
 /* `prime --check` of one file, as figures: windows of its text, and how
  * many are huge in the page cache now, not cached at all, cached small;

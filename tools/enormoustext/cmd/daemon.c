@@ -25,7 +25,9 @@
  *      /proc/PID/map_files (the very file the process maps, container or
  *      not); once per --recheck per program;
  *   3. it primes each file (pagecache.c: drop the clean, unmapped small
- *      pages of a congruent window and read it back as one huge folio);
+ *      pages of a congruent window and read it back as one huge folio;
+ *      where the kernel collapses file text in place, MADV_COLLAPSE,
+ *      probed by the first window);
  *      a window whose small pages a process still maps is left alone and
  *      tried again later (1 s, 2 s, 4 s ... 64 s: at the latest when the
  *      last such process has ended); a file open for writing is left

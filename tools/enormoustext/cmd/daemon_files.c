@@ -148,7 +148,19 @@ void et_daemon_prime_one(struct et_dfile *k)
 	k->primed_now = 0;
 	k->primed_ns = et_daemon_now_ns();
 	et_dm.dirty = true;
-	if (et_tool_prime_file(via, et_dm.H, false, &r) != 0) {
+	int failed = et_tool_prime_file(via, et_dm.H, false, &r);
+	static int said = -1;
+	int cerr = 0, c = et_tool_collapse_file_text(&cerr);
+	if (et_dm.verbose && c >= 0 && c != said) {
+		if (c)
+			et_tool_err("this kernel collapses file text in place (MADV_COLLAPSE): windows are primed where "
+			            "they are, even those processes map");
+		else
+			et_tool_err("this kernel does not collapse file text in place (MADV_COLLAPSE: %s): windows are "
+			            "dropped and read back once no process maps them", strerror(cerr));
+		said = c;
+	}
+	if (failed) {
 		k->state = DF_GAVE_UP;
 	} else if (!r.congruent || r.windows == 0) {
 		/* no whole window, or none at an address congruent with its
@@ -433,6 +445,15 @@ void et_daemon_write_state(bool last)
 	et_json_u64(&j, "recheck_ms", et_dm.recheck_ns / 1000000ull);
 	et_json_u64(&j, "exec_events", et_dm.events);
 	et_json_u64(&j, "quiet_programs", et_dm.nquiet);
+	int cerr = 0, c = et_tool_collapse_file_text(&cerr);
+	et_json_obj(&j, "collapse_file_text");
+	if (c < 0)
+		et_json_null(&j, "works");
+	else
+		et_json_bool(&j, "works", c == 1);
+	if (c == 0)
+		et_json_str(&j, "error", strerror(cerr));
+	et_json_obj_end(&j);
 	et_json_arr(&j, "files");
 	for (size_t i = 0; i < et_dm.nfiles; i++) {
 		const struct et_dfile *k = &et_dm.files[i];

@@ -62,7 +62,11 @@ static void print_text(const struct et_tool_primed *r, bool check, uint64_t H)
 	printf("%s: %llu of %llu window%s of %s huge in the page cache", r->path,
 	       (unsigned long long)(r->congruent ? huge : 0), (unsigned long long)r->windows,
 	       et_tool_s(r->windows), hb);
-	if (!check && r->congruent)
+	if (!check && r->congruent && r->collapsed)
+		printf(" (%llu primed now, %llu of them collapsed in place; %llu already)",
+		       (unsigned long long)r->n[ET_WIN_PRIMED], (unsigned long long)r->collapsed,
+		       (unsigned long long)r->n[ET_WIN_HUGE_BEFORE]);
+	else if (!check && r->congruent)
 		printf(" (%llu primed now, %llu already)", (unsigned long long)r->n[ET_WIN_PRIMED],
 		       (unsigned long long)r->n[ET_WIN_HUGE_BEFORE]);
 	printf("\n");
@@ -120,6 +124,7 @@ static void print_json(struct et_json *j, const struct et_tool_primed *r)
 	et_json_bool(j, "random_load_address", r->random_base);
 	et_json_u64(j, "windows", r->windows);
 	et_json_u64(j, "huge", r->n[ET_WIN_HUGE_BEFORE] + r->n[ET_WIN_PRIMED]);
+	et_json_u64(j, "collapsed", r->collapsed);
 	for (int s = 0; s <= ET_WIN_FAILED; s++)
 		et_json_u64(j, state_key[s], r->n[s]);
 	if (r->n[ET_WIN_FAILED])
@@ -179,6 +184,16 @@ int et_cmd_prime(int argc, char **argv)
 	}
 	if (json) {
 		et_json_arr_end(&j);
+		/* what the first window primed found out (pagecache.c) */
+		int err = 0, works = et_tool_collapse_file_text(&err);
+		et_json_obj(&j, "collapse_file_text");
+		if (works < 0)
+			et_json_null(&j, "works");
+		else
+			et_json_bool(&j, "works", works == 1);
+		if (works == 0)
+			et_json_str(&j, "error", strerror(err));
+		et_json_obj_end(&j);
 		et_json_obj_end(&j);
 		et_json_end(&j);
 	}
