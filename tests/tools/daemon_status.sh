@@ -5,7 +5,11 @@
 # never touched), before the daemon (not running, nothing known), while it
 # runs with the default state (running, its pid, the files it learnt), after
 # SIGTERM (not running, its last state named); text and --json; and stat
-# --prometheus's enormoustext_daemon_up and enormoustext_daemon_files.
+# --prometheus's enormoustext_daemon_up and enormoustext_daemon_files.  A
+# static program (enormous.ld) whose page cache was dropped, running: its
+# file is pending and status names it and the program that maps its small
+# pages (pid and name; --json's pending_files); once that program ends,
+# the daemon primes it and status names nothing pending.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (a mount namespace, fanotify)"
 command -v unshare >/dev/null || skip "needs unshare (util-linux)"
@@ -46,6 +50,32 @@ expect_rc 0
 expect_out '^enormoustext_daemon_up 1$' "stat --prometheus while the daemon runs"
 [ "$(awk '/^enormoustext_daemon_files\{/ { n += $2 } END { print n + 0 }' "$OUT")" = 1 ] ||
 	fail "stat --prometheus: enormoustext_daemon_files does not add up to the 1 file learnt: $(grep daemon_files "$OUT")"
+
+# a file whose small pages a running program maps: pending, its holder named
+bigstatic "$W/big"
+cp "$W/big" "$W/run/held" && sync "$W/run/held" || fail "cannot copy the static program"
+python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$W/run/held"
+"$W/run/held" wait >"$W/held.out" 2>&1 </dev/null &
+HP=$!
+PIDS+=("$HP")
+wait_line "$W/held.out" '^ready ' 10 "$HP" || fail "the holding program did not start: $(cat "$W/held.out")"
+wait_until 10 grep -q '"held_by"' /var/lib/enormoustext/daemon.json ||
+	fail "the daemon does not say who holds the program's file: $(grep -A8 held /var/lib/enormoustext/daemon.json)"
+t held -- "$TOOL" status --no-probe
+expect_rc 0
+expect_out "^  pending +$W/run/held: its small pages mapped by pid $HP \(held\) \(primed once they end\)$" "status while a program maps the file small"
+t heldj -- "$TOOL" status --no-probe --json
+json "$OUT"
+[ "$(jneed "$OUT.flat" '.hostwide.daemon.pending_files[0].path')" = "$W/run/held" ] || fail "--json: the pending file not named"
+[ "$(jneed "$OUT.flat" '.hostwide.daemon.pending_files[0].held_by')" = "pid $HP (held)" ] ||
+	fail "--json: its holder not named: $(jget "$OUT.flat" '.hostwide.daemon.pending_files[0].held_by')"
+kill "$HP"; wait "$HP" 2>/dev/null
+# its holder gone, the daemon primes it (it polls the holder's pidfd)
+wait_until 10 bash -c "! grep -q '\"pending\"' /var/lib/enormoustext/daemon.json" ||
+	fail "the file was not primed once its holder ended: $(grep -B2 -A8 pending /var/lib/enormoustext/daemon.json)"
+t unheld -- "$TOOL" status --no-probe
+expect_rc 0
+grep -q '^  pending ' "$OUT" && fail "status still names a pending file after its holder ended"
 
 kill -TERM "$DP"
 wait "$DP" || fail "the daemon ended with status $? after SIGTERM"

@@ -690,6 +690,20 @@ void et_tool_auto_chain(const struct et_tool_host *s, const char *none, char *ou
 		n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", then " : "", et_backend_name(s->chain[i]));
 }
 
+/* The string value of a JSON line's "key": "value" (v: past the colon),
+ * its escapes \" and \\ undone, into out (cut to cap). */
+static void json_line_str(const char *v, char *out, size_t cap)
+{
+	size_t n = 0;
+	const char *p = strchr(v, '"');
+	for (p = p ? p + 1 : v + strlen(v); *p && *p != '"' && n + 1 < cap; p++) {
+		if (*p == '\\' && p[1])
+			p++;
+		out[n++] = *p;
+	}
+	out[n] = '\0';
+}
+
 /* ROOT/var/lib/enormoustext/daemon.json, as cmd/daemon_files.c writes it:
  * one "pid", then per file a "state" (the words are its state_name; "left
  * alone", a file on a filesystem it primes only when asked, counts with
@@ -703,20 +717,31 @@ void et_tool_daemon_read(const char *root, struct et_tool_daemon *d)
 	FILE *f = fopen(p, "re");
 	if (!f)
 		return;
-	char line[PATH_MAX + 64];
+	char line[PATH_MAX + 64], path[256] = "";
+	bool pending = false;
 	while (fgets(line, sizeof line, f)) {
 		char *v = strchr(line, ':');
 		if (!v)
 			continue;
-		if (strstr(line, "\"pid\"") && strstr(line, "\"pid\"") < v) {
+		if (strstr(line, "\"path\"") && strstr(line, "\"path\"") < v) {
+			json_line_str(v + 1, path, sizeof path);
+			pending = false;
+		} else if (strstr(line, "\"held_by\"") && strstr(line, "\"held_by\"") < v) {
+			if (pending && d->nwaiting)
+				json_line_str(v + 1, d->waiting[d->nwaiting - 1].held_by, sizeof d->waiting[0].held_by);
+		} else if (strstr(line, "\"pid\"") && strstr(line, "\"pid\"") < v) {
 			d->known = true;
 			d->pid = strtol(v + 1, NULL, 10);
 		} else if (strstr(line, "\"state\"") && strstr(line, "\"state\"") < v) {
 			d->files++;
 			if (strstr(v, "\"primed\""))
 				d->primed++;
-			else if (strstr(v, "\"pending\""))
+			else if (strstr(v, "\"pending\"")) {
 				d->pending++;
+				pending = d->nwaiting < sizeof d->waiting / sizeof *d->waiting;
+				if (pending)
+					snprintf(d->waiting[d->nwaiting++].path, sizeof d->waiting[0].path, "%s", path);
+			}
 			else if (strstr(v, "\"nothing to prime\"") || strstr(v, "\"left alone\""))
 				d->nothing++;
 			else

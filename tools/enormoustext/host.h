@@ -44,6 +44,12 @@ struct et_tool_daemon {
 	bool known, running;
 	long pid;
 	unsigned long files, primed, pending, nothing, gave_up;
+	/* the first pending files, and the processes that map their small
+	 * pages (as the daemon last found them; "" where it named none) */
+	struct {
+		char path[256], held_by[160];
+	} waiting[8];
+	size_t nwaiting;
 };
 /* Read it: root "/" the real system (running checked), else a copy. */
 void et_tool_daemon_read(const char *root, struct et_tool_daemon *d);

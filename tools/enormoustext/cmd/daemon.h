@@ -51,6 +51,10 @@ struct et_dfile {
 	 * the last of them has ended */
 	int hold[8];
 	int nhold;
+	/* the processes its last try found mapping its small pages (status
+	 * names them): "pid 123 (cc1), pid 456 (ld)", and whether there were
+	 * more than pagecache.c names */
+	char held_by[160];
 };
 
 /* The daemon's settings (daemon.c sets them from its options) and what

@@ -136,10 +136,29 @@ static void watch_holders(struct et_dfile *k, const struct et_tool_primed *r)
 		k->next_ns = k->primed_ns + RETRY_FIRST_NS;
 }
 
+/* k->held_by: the processes r names, with their command names. */
+static void name_holders(struct et_dfile *k, const struct et_tool_primed *r)
+{
+	size_t n = 0;
+	k->held_by[0] = '\0';
+	for (int i = 0; i < r->npids && n < sizeof k->held_by; i++) {
+		char p[64], comm[32] = "?";
+		snprintf(p, sizeof p, "/proc/%ld/comm", (long)r->pids[i]);
+		long got = et_tool_read(p, comm, sizeof comm);
+		if (got > 0)
+			comm[strcspn(comm, "\n")] = '\0';
+		n += (size_t)snprintf(k->held_by + n, sizeof k->held_by - n, "%spid %ld (%s)", i ? ", " : "",
+		                      (long)r->pids[i], comm);
+	}
+	if (r->more_pids && n < sizeof k->held_by)
+		snprintf(k->held_by + n, sizeof k->held_by - n, " and more");
+}
+
 /* Prime k once (through its open descriptor), and decide what next. */
 void et_daemon_prime_one(struct et_dfile *k)
 {
 	drop_holders(k);
+	k->held_by[0] = '\0';
 	char via[64];
 	snprintf(via, sizeof via, "/proc/self/fd/%d", k->fd);
 	struct et_tool_primed r;
@@ -186,8 +205,10 @@ void et_daemon_prime_one(struct et_dfile *k)
 		unsigned cap = k->held ? RETRY_MAX_SHIFT_HELD : RETRY_MAX_SHIFT;
 		unsigned sh = k->tries - 1 < cap ? k->tries - 1 : cap;
 		k->next_ns = et_daemon_now_ns() + (RETRY_FIRST_NS << sh);
-		if (k->held)
+		if (k->held) {
 			watch_holders(k, &r);
+			name_holders(k, &r);
+		}
 		return;
 	}
 	if (et_dm.verbose && k->state == DF_NOT_CONGRUENT)
@@ -466,6 +487,8 @@ void et_daemon_write_state(bool last)
 		et_json_u64(&j, "huge", k->huge);
 		et_json_u64(&j, "tries", k->tries);
 		et_json_u64(&j, "primed_again", k->again);
+		if (k->state == DF_PENDING && k->held_by[0])
+			et_json_str(&j, "held_by", k->held_by);
 		if (k->exe) {
 			et_json_u64(&j, "exec_events", k->events);
 			et_json_bool(&j, "quiet", k->quiet);

@@ -146,11 +146,15 @@ static void print_text(const struct et_tool_host *s)
 		printf("  %-16s %s names %s: %s\n", s->hw_libs[i].problem[0] ? "BROKEN" : "library",
 		       ET_HOSTWIDE_PRELOAD, s->hw_libs[i].path,
 		       s->hw_libs[i].problem[0] ? s->hw_libs[i].problem : "a whole shared object");
-	if (s->dm.running)
+	if (s->dm.running) {
 		printf("  %-16s running (pid %ld): %lu file%s known, %lu primed, %lu pending, %lu with nothing to "
 		       "prime, %lu given up\n", "daemon", s->dm.pid, s->dm.files, s->dm.files == 1 ? "" : "s",
 		       s->dm.primed, s->dm.pending, s->dm.nothing, s->dm.gave_up);
-	else if (s->hw_daemon_wanted)
+		for (size_t i = 0; i < s->dm.nwaiting; i++)
+			printf("  %-16s %s%s%s%s\n", "pending", s->dm.waiting[i].path,
+			       s->dm.waiting[i].held_by[0] ? ": its small pages mapped by " : "",
+			       s->dm.waiting[i].held_by, s->dm.waiting[i].held_by[0] ? " (primed once they end)" : "");
+	} else if (s->hw_daemon_wanted)
 		printf("  %-16s NOT RUNNING, though enable --all wants it: start it (systemctl start "
 		       "enormoustext.service, or 'enormoustext daemon &' where systemd does not run)%s\n",
 		       "daemon", s->dm.known ? "; its last state is in " ET_TOOL_DAEMON_STATE : "");
@@ -303,6 +307,14 @@ static int print_json(const struct et_tool_host *s, bool explain, const char *pr
 	et_json_u64(&j, "pending", s->dm.pending);
 	et_json_u64(&j, "nothing_to_prime", s->dm.nothing);
 	et_json_u64(&j, "gave_up", s->dm.gave_up);
+	et_json_arr(&j, "pending_files");
+	for (size_t i = 0; i < s->dm.nwaiting; i++) {
+		et_json_obj(&j, NULL);
+		et_json_str(&j, "path", s->dm.waiting[i].path);
+		et_json_str(&j, "held_by", s->dm.waiting[i].held_by);
+		et_json_obj_end(&j);
+	}
+	et_json_arr_end(&j);
 	et_json_obj_end(&j);
 	et_json_obj_end(&j);
 	int rc = ET_EXIT_OK;
