@@ -23,7 +23,7 @@ mkdir -p "$W/img" "$W/mnt" "$W/s1" "$W/s2"
 bigstatic "$W/img/app"
 mksquashfs "$W/img" "$W/app.sqfs" -quiet -noappend >"$W/mksq.log" 2>&1 || fail "mksquashfs failed: $(tail -2 "$W/mksq.log")"
 squashfuse "$W/app.sqfs" "$W/mnt" 2>"$W/sqf.log" || fail "squashfuse could not mount the image: $(cat "$W/sqf.log")"
-at_exit "umount '$W/mnt' 2>/dev/null || fusermount -u '$W/mnt' 2>/dev/null"
+at_exit "umount '$W/mnt' 2>/dev/null || fusermount -u '$W/mnt' 2>/dev/null || umount -l '$W/mnt'"
 type=$(awk -v m="$W/mnt" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") { print $(i + 1); exit } }' /proc/self/mountinfo)
 note "the image mounted at $W/mnt: type $type"
 case $type in fuse | fuse.* | fuseblk) ;; *) fail "squashfuse's mount is of type '$type', not FUSE" ;; esac
