@@ -160,25 +160,7 @@ export PODARGS
 need_cc() { skip "no static C library to link the 64 MiB program with: $(head -2 "$W/app.log")"; }
 mkdir -p "$W/bin" "$W/state"
 # 64 MiB of text (nops), congruent: static, linked with enormous.ld
-cat >"$W/app.c" <<'EOF'
-#include <signal.h>
-#include <stdio.h>
-#include <unistd.h>
-__asm__(".text\n.globl big_text\nbig_text:\n.fill 67108864, 1, 0x90\nret\n");
-void big_text(void);
-int main(int argc, char **argv)
-{
-	(void)argv;
-	big_text();   /* every page of its text touched: each window mapped */
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	if (argc > 1)
-		pause();
-	return 0;
-}
-EOF
-cc -O1 -static -o "$W/app" "$W/app.c" -Wl,-T,"$src/linker-scripts/enormous.ld" \
-	-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code 2>"$W/app.log" || need_cc
+et_big_static "$W/app" cc "$src/linker-scripts/enormous.ld" || need_cc
 cp "$W/app" "$W/bin/app" && sync "$W/bin/app" || fail "cannot copy the program"
 # the probe: does this kernel and filesystem give huge page-cache folios?
 LD_LIBRARY_PATH=$img/usr/lib/$ma "$img/usr/bin/enormoustext" status --json --probe-dir "$W" >"$W/probe.json" 2>&1 ||

@@ -55,6 +55,14 @@
 # These three use bash's builtins only (cmp where a file holds a NUL): the
 # harnesses call them thousands of times, and a process forked costs about
 # a millisecond here.
+#   et_big_static OUT CC LDSCRIPT
+#                              a static program with 64 MiB of text (nops,
+#                              every page of it run, so each window is
+#                              mapped) linked with LDSCRIPT (enormous.ld:
+#                              congruent), built with CC from OUT.c; it
+#                              prints "ready PID" and, given an argument,
+#                              waits for a signal.  False where it cannot
+#                              be linked (the compiler's words in OUT.log)
 set -u
 
 T=${ET_TEST_NAME:-$(basename "$0" .sh)}
@@ -123,6 +131,27 @@ wait_until() {
 		[ "$(et_now_us)" -lt "$end" ] || return 1
 		sleep 0.05
 	done
+}
+
+et_big_static() {
+	cat >"$1.c" <<'EOF'
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+__asm__(".text\n.globl big_text\nbig_text:\n.fill 67108864, 1, 0x90\nret\n");
+void big_text(void);
+int main(int argc, char **argv)
+{
+	(void)argv;
+	big_text();   /* every page of its text touched: each window mapped */
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	if (argc > 1)
+		pause();
+	return 0;
+}
+EOF
+	"$2" -O1 -static -o "$1" "$1.c" -Wl,-T,"$3" -Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code 2>"$1.log"
 }
 
 no_foreign_primer() {

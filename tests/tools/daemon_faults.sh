@@ -27,26 +27,8 @@
 need_huge_folios
 
 mkdir -p "$W/run" "$W/state"
-cat >"$W/app.c" <<'EOF'
-#include <signal.h>
-#include <stdio.h>
-#include <unistd.h>
-__asm__(".text\n.globl big_text\nbig_text:\n.fill 67108864, 1, 0x90\nret\n");
-void big_text(void);
-int main(int argc, char **argv)
-{
-	(void)argv;
-	big_text();   /* every page of its text touched: each window mapped */
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	if (argc > 1)
-		pause();
-	return 0;
-}
-EOF
-"$TT_CC" -O1 -static -o "$W/ref" "$W/app.c" -Wl,-T,"$TT_SRC/../../linker-scripts/enormous.ld" \
-	-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code 2>"$W/app.log" ||
-	skip "no static C library to link the 64 MiB program with: $(head -2 "$W/app.log")"
+et_big_static "$W/ref" "$TT_CC" "$TT_SRC/../../linker-scripts/enormous.ld" ||
+	skip "no static C library to link the 64 MiB program with: $(head -2 "$W/ref.log")"
 APP=$W/run/app
 fresh() { cp "$W/ref" "$APP.new" && sync "$APP.new" && mv "$APP.new" "$APP" || fail "cannot copy the program"; }
 fresh
