@@ -44,10 +44,14 @@ same() {
 	"$APP" >"$W/run.out" 2>&1 && grep -q '^ready ' "$W/run.out" || fail "$1: the program did not run: $(head -3 "$W/run.out")"
 }
 huge_share() {  # the share of the program's text mapped huge, running (percent)
+	# (its own "ready PID": a line the run before left in the file, read
+	# before the shell's redirection emptied it, once made a run that had
+	# not yet started its text read as 0% huge)
+	rm -f "$W/hs.out"
 	"$APP" wait >"$W/hs.out" 2>&1 </dev/null &
 	local p=$!
 	PIDS+=("$p")
-	wait_line "$W/hs.out" '^ready ' 10 "$p" || fail "the program did not start: $(cat "$W/hs.out")"
+	wait_line "$W/hs.out" "^ready $p\$" 10 "$p" || fail "the program did not start: $(cat "$W/hs.out")"
 	awk -v app="$APP" '/^[0-9a-f]+-[0-9a-f]+ / { x = ($2 ~ /x/ && $6 == app); next }
 		x && /^Size:/ { s += $2 } x && /^FilePmdMapped:/ { h += $2 } END { printf "%d\n", s ? 100 * h / s : 0 }' "/proc/$p/smaps"
 	kill "$p"; wait "$p" 2>/dev/null

@@ -97,7 +97,7 @@ static const struct et_opt options[] = {
 	  "the host's / is mounted at DIR (a container with the host's PID namespace): the host's paths are found there",
 	  O_HOST_ROOT, 0, 0, 0, NULL, ET_COMP_DIR },
 	{ "once", 'o', NULL, "prime the files STATE/known names, then exit (no watch)", O_ONCE, 0, 0, 0, NULL, 0 },
-	{ "verbose", 'v', NULL, "one line on stderr per file learnt, primed or given up", O_VERBOSE, 0, 0, 0, NULL, 0 },
+	{ "verbose", 'v', NULL, "one line on stderr per filesystem watched and per file learnt, primed or given up", O_VERBOSE, 0, 0, 0, NULL, 0 },
 	{ NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL, 0 },
 };
 
@@ -187,6 +187,8 @@ static int watch_filesystems(int fan, int *nfs)
 		}
 		seen[nseen++] = d;
 		(*nfs)++;
+		if (et_dm.verbose)
+			et_tool_err("watching %s (%s)", mp, type);
 	}
 	fclose(f);
 	if (!*nfs) {
