@@ -15,13 +15,13 @@ for n in 2 10; do
 	for backend in file thp; do
 		holders=()
 		for i in $(seq $((n - 1))); do
-			(cd "$D" && exec env ENORMOUSTEXT_BACKEND=$backend ./bigtext --hold 30 >"$D/holder.$backend.$i.out" 2>&1) &
+			(cd "$D" && exec env ENORMOUSTEXT_BACKEND=$backend ./bigtext --hold 30 >"$D/holder.$n.$backend.$i.out" 2>&1) &
 			holders+=($!)
 			EXIT_HOOKS+=("kill $! 2>/dev/null")
 		done
 		for i in $(seq $((n - 1))); do
-			wait_line "$D/holder.$backend.$i.out" 'holding' 10
-			grep -q holding "$D/holder.$backend.$i.out" || fail "process $i ($backend) did not start: $(cat "$D/holder.$backend.$i.out")"
+			wait_line "$D/holder.$n.$backend.$i.out" 'holding' 10
+			grep -q holding "$D/holder.$n.$backend.$i.out" || fail "process $i ($backend) did not start: $(cat "$D/holder.$n.$backend.$i.out")"
 		done
 		if [ $backend = file ]; then
 			run "last-of-$n" ENORMOUSTEXT_BACKEND=file -- ./bigtext --kind file --expect-huge 100 --expect-shared-lib 95

@@ -108,9 +108,10 @@ expect_out "^$P\$"
 base_of() { awk -v f="$2" '$6 == f { split($1, a, "-"); print a[1]; exit }' "/proc/$1/maps"; }
 kb_huge() { awk -v f="$2" '/^[0-9a-f]+-[0-9a-f]+ / { mine = ($6 == f); next } mine && /^FilePmdMapped:/ { kb += $2 } END { print kb + 0 }' "/proc/$1/smaps"; }
 run_held() {  # FILE: starts it waiting; HPID
+	rm -f "$W/held.out"   # (the run before's "ready" must not be taken for this one's)
 	"$1" wait >"$W/held.out" &
 	HPID=$!
-	wait_until 5 grep -q ready "$W/held.out" || fail "$1 did not start"
+	wait_until 5 grep -q "^ready $HPID " "$W/held.out" || fail "$1 did not start: $(cat "$W/held.out")"
 }
 out_plain=$("$W/plain" | awk '{ print $3 }')
 for i in 1 2 3; do

@@ -79,7 +79,7 @@ run_share() {
 }
 DP=
 daemon_start() {  # [PREFIX...]: the daemon (after PREFIX: a command that execs it), its stderr in $W/d.err
-	rm -f "$W/state/daemon.json"
+	rm -f "$W/state/daemon.json" "$W/d.err"   # (no line of the daemon before may be read as this one's)
 	"$@" "$TOOL" daemon --only "$W/run" --state "$W/state" --delay 100ms --verbose >/dev/null 2>"$W/d.err" </dev/null &
 	DP=$!
 	PIDS+=("$DP")

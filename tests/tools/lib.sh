@@ -125,10 +125,12 @@ start_hold() {
 	shift
 	# HOLD_SPIN=MS: the program runs MS ms before it waits (tt_hold --spin:
 	# the library's deferral counts the main thread's CPU time by default)
+	# (a NAME used before: its "ready" line must not be taken for this one's)
+	rm -f "$W/$name.hold.out" "$W/$name.hold.err"
 	"${pre[@]}" "$@" ${HOLD_SPIN:+--spin "$HOLD_SPIN"} --wait </dev/null >"$W/$name.hold.out" 2>"$W/$name.hold.err" &
 	HPID=$!
 	PIDS+=("$HPID")
-	wait_line "$W/$name.hold.out" '^ready ' 10 "$HPID"
+	wait_line "$W/$name.hold.out" "^ready $HPID\$" 10 "$HPID"
 	grep -q "^ready $HPID\$" "$W/$name.hold.out" ||
 		fail "$* ($name) did not start as pid $HPID: $(cat "$W/$name.hold.out" "$W/$name.hold.err")"
 	echo "-- started $name: ${pre[*]:+${pre[*]} }$* --wait: pid $HPID"
