@@ -7,10 +7,11 @@
  * returns to the program itself.  Only executable mappings, reservations
  * of at least one window (PROT_NONE) and mprotect adding PROT_EXEC go
  * through runtime/jit.c, which calls libc's function as the program did
- * and adds advice (madvise) around it.  The next definitions are found in
- * a constructor (mmap is called in vfork children and after fork, where a
- * dlsym is not safe); before it has run, or if libc's cannot be found,
- * the system call itself.
+ * and adds advice (madvise) around it.  The next definitions are found at
+ * the first call, by os/next.c's own lookup where the C library is glibc
+ * (no lock, no allocation: mmap is called in vfork children and after
+ * fork, where a dlsym is not safe), and in a constructor elsewhere; where
+ * libc's cannot be found, the system call itself.
  *
  * Owns: those symbols as the program sees them.
  * May call: the next definition of each (libc's), runtime/jit.h, os/.
@@ -29,14 +30,13 @@ static void *g_mmap, *g_mprotect;
 static void *g_mmap64;
 #endif
 
+#ifndef __GLIBC__
 __attribute__((constructor)) static void mmap_resolve(void)
 {
 	(void)next_symbol(&g_mmap, "mmap");
-#ifdef __GLIBC__
-	(void)next_symbol(&g_mmap64, "mmap64");
-#endif
 	(void)next_symbol(&g_mprotect, "mprotect");
 }
+#endif
 
 static int sys_mprotect(void *addr, size_t len, int prot)
 {
@@ -46,6 +46,8 @@ static int sys_mprotect(void *addr, size_t len, int prot)
 ET_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	et_mmap_fn next = (et_mmap_fn)__atomic_load_n(&g_mmap, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!next, 0))
+		next = (et_mmap_fn)next_symbol(&g_mmap, "mmap");
 	if (__builtin_expect(!next || et_jit_wants_mmap(len, prot), 0))
 		return et_jit_mmap(next, addr, len, prot, flags, fd, off);
 	return next(addr, len, prot, flags, fd, off);
@@ -55,8 +57,10 @@ ET_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 ET_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	et_mmap_fn next = (et_mmap_fn)__atomic_load_n(&g_mmap64, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!next, 0))
+		next = (et_mmap_fn)next_symbol(&g_mmap64, "mmap64");
 	if (!next)
-		next = (et_mmap_fn)__atomic_load_n(&g_mmap, __ATOMIC_ACQUIRE);
+		next = (et_mmap_fn)next_symbol(&g_mmap, "mmap");
 	if (__builtin_expect(!next || et_jit_wants_mmap(len, prot), 0))
 		return et_jit_mmap(next, addr, len, prot, flags, fd, off);
 	return next(addr, len, prot, flags, fd, off);
@@ -66,6 +70,8 @@ ET_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_
 ET_EXPORT int mprotect(void *addr, size_t len, int prot)
 {
 	et_mprotect_fn next = (et_mprotect_fn)__atomic_load_n(&g_mprotect, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!next, 0))
+		next = (et_mprotect_fn)next_symbol(&g_mprotect, "mprotect");
 	if (__builtin_expect(!next, 0))
 		next = sys_mprotect;
 	if (__builtin_expect(et_jit_wants_mprotect(prot), 0))

@@ -30,9 +30,11 @@
  * such as tests/fault/faultrun.c, a profiler).  prctl is defined with its
  * five arguments, not `...`: on x86-64 and AArch64 (Linux) a variadic
  * call passes integer arguments where a fixed one does, and libc's prctl
- * reads exactly these four more.  The next definitions are found in a
- * constructor, not at the first call: prctl is called in vfork children
- * and after fork (PR_SET_PDEATHSIG), where a dlsym is not safe.
+ * reads exactly these four more.  The next definitions are found at the
+ * first call, by os/next.c's own lookup where the C library is glibc (no
+ * lock, no allocation: prctl is called in vfork children and after fork,
+ * PR_SET_PDEATHSIG, where a dlsym is not safe), and in a constructor
+ * elsewhere (dlsym).
  *
  * Owns: those symbols as the program sees them.
  * May call: the next definition of each (libc's), runtime/defer.h,
@@ -66,6 +68,7 @@ typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsign
 
 static void *g_unshare, *g_setns, *g_chroot, *g_prctl;
 
+#ifndef __GLIBC__
 __attribute__((constructor)) static void ns_resolve(void)
 {
 	(void)next_symbol(&g_unshare, "unshare");
@@ -73,6 +76,7 @@ __attribute__((constructor)) static void ns_resolve(void)
 	(void)next_symbol(&g_chroot, "chroot");
 	(void)next_symbol(&g_prctl, "prctl");
 }
+#endif
 
 ET_EXPORT int unshare(int flags)
 {

@@ -47,10 +47,12 @@ typedef long (*syscall_fn)(long, long, long, long, long, long, long);
 
 static void *g_syscall;
 
+#ifndef __GLIBC__   /* glibc: found at the first call (os/next.c's own lookup) */
 __attribute__((constructor)) static void syscall_resolve(void)
 {
 	(void)next_symbol(&g_syscall, "syscall");
 }
+#endif
 
 /* What a call that concerns the library needs first (see the banner). */
 static void before(long n, long a1, long a2)

@@ -145,6 +145,9 @@ ET_HIDDEN void et_os_timer_delete(int id);
  * wrapper), looked up once and kept in *cache; NULL where there is none
  * (a static program). */
 ET_HIDDEN void *et_os_next(void **cache, const char *name);
+/* The same lookup without dlsym: NULL where it would ask the loader (for
+ * the tests: tests/unit/test_next.c). */
+ET_HIDDEN void *et_os_next_own(const char *name);
 
 /* ---------------------------------------------------------------- threads */
 
