@@ -10,8 +10,9 @@
  * the child of a fork in a threaded program, in a signal handler, where
  * dlsym (the loader's lock) is not safe — and nothing is looked up at
  * start-up: a process that never calls a wrapped function pays nothing
- * (eight dlsym calls in constructors cost /bin/true about 1.4% of its
- * start here).  What it does not settle (no GNU hash table, an IFUNC, a
+ * (the eight dlsym calls the wrappers' constructors made cost /bin/true
+ * about 0.3% of its start here: an empty preloaded library with them
+ * against one without, 15 pairs of 100 runs alternated).  What it does not settle (no GNU hash table, an IFUNC, a
  * name found only in a hidden version, musl's loader) goes to
  * dlsym(RTLD_NEXT) as before.
  *
