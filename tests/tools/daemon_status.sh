@@ -9,7 +9,9 @@
 # static program (enormous.ld) whose page cache was dropped, running: its
 # file is pending and status names it and the program that maps its small
 # pages (pid and name; --json's pending_files); once that program ends,
-# the daemon primes it and status names nothing pending.
+# the daemon primes it and status names nothing pending.  A file open for
+# writing (known from STATE/known to a daemon started again): pending,
+# untouched, status says why (text and --json); primed once closed.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (a mount namespace, fanotify)"
 command -v unshare >/dev/null || skip "needs unshare (util-linux)"
@@ -83,4 +85,36 @@ t after -- "$TOOL" status --no-probe
 expect_out '^  daemon +not running \(its last state is in /var/lib/enormoustext\)' "status after SIGTERM"
 t promafter -- "$TOOL" stat --prometheus "$$"
 expect_out '^enormoustext_daemon_up 0$' "stat --prometheus after SIGTERM"
+
+# a file open for writing (an install under way): never touched, pending
+# with why, tried again, primed once the writer closes it
+cp "$W/big" "$W/run/w" && sync "$W/run/w" || fail "cannot copy the static program"
+python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$W/run/w"
+echo "$W/run/w" >/var/lib/enormoustext/known
+exec 7>>"$W/run/w"
+# (the daemon must not inherit the writer's descriptor: 7>&-)
+"$TOOL" daemon --only "$W/run" --delay 50ms --verbose >"$W/d2.out" 2>"$W/d2.err" </dev/null 7>&- &
+DP=$!
+PIDS+=("$DP")
+wait_line "$W/d2.err" "$W/run/w: open for writing: primed once it is closed" 10 "$DP" ||
+	fail "the daemon did not say the file is open for writing: $(cat "$W/d2.err")"
+wait_until 10 grep -q '"why": "open for writing' /var/lib/enormoustext/daemon.json ||
+	fail "daemon.json does not say why the file waits: $(grep -A8 '"path"' /var/lib/enormoustext/daemon.json)"
+read -r n m < <("$TOOL" prime --check "$W/run/w" | sed -n 's/.*: \([0-9]*\) of \([0-9]*\) windows.*/\1 \2/p')
+[ "${n:-x}" = 0 ] || fail "the daemon made ${n:-?} of ${m:-?} windows of a file open for writing huge"
+t writing -- "$TOOL" status --no-probe
+expect_rc 0
+expect_out "^  pending +$W/run/w: open for writing: primed once it is closed$" "status while the file is open for writing"
+t writingj -- "$TOOL" status --no-probe --json
+json "$OUT"
+[ "$(jneed "$OUT.flat" '.hostwide.daemon.pending_files[0].why')" = "open for writing: primed once it is closed" ] ||
+	fail "--json: why the file waits not said: $(jget "$OUT.flat" '.hostwide.daemon.pending_files[0].why')"
+exec 7>&-
+# (tried again at most 8 s apart)
+wait_line "$W/d2.err" "$W/run/w: primed \(([0-9]+) of \1 windows" 20 "$DP" ||
+	fail "the file was not primed once its writer closed it: $(grep -v "watching /" "$W/d2.err")"
+note "a file open for writing: pending ($(grep -c "$W/run/w" "$W/d2.err") lines of the daemon's log), then $(grep "$W/run/w: primed" "$W/d2.err" | sed 's/^enormoustext daemon: //')"
+kill -TERM "$DP"
+wait "$DP" || fail "the daemon ended with status $? after SIGTERM"
+cmp -s "$W/run/w" "$W/big" || fail "the file's bytes read back differ from the program's"
 pass

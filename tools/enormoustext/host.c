@@ -729,6 +729,9 @@ void et_tool_daemon_read(const char *root, struct et_tool_daemon *d)
 		} else if (strstr(line, "\"held_by\"") && strstr(line, "\"held_by\"") < v) {
 			if (pending && d->nwaiting)
 				json_line_str(v + 1, d->waiting[d->nwaiting - 1].held_by, sizeof d->waiting[0].held_by);
+		} else if (strstr(line, "\"why\"") && strstr(line, "\"why\"") < v) {
+			if (pending && d->nwaiting)
+				json_line_str(v + 1, d->waiting[d->nwaiting - 1].why, sizeof d->waiting[0].why);
 		} else if (strstr(line, "\"pid\"") && strstr(line, "\"pid\"") < v) {
 			d->known = true;
 			d->pid = strtol(v + 1, NULL, 10);

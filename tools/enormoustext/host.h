@@ -47,7 +47,7 @@ struct et_tool_daemon {
 	/* the first pending files, and the processes that map their small
 	 * pages (as the daemon last found them; "" where it named none) */
 	struct {
-		char path[256], held_by[160];
+		char path[256], held_by[160], why[64];
 	} waiting[8];
 	size_t nwaiting;
 };

@@ -37,7 +37,7 @@ struct et_dfile {
 	bool exe;               /* a program: learnt or seen from its exec */
 	bool quiet;             /* its exec is not reported now (an ignore mark) */
 	enum et_dfile_state state;
-	const char *why;        /* DF_LEFT_ALONE: why (a static string) */
+	const char *why;        /* DF_LEFT_ALONE, or DF_PENDING on a writer: why (a static string) */
 	unsigned tries;
 	uint64_t next_ns;
 	uint64_t primed_ns;     /* when it was last primed or checked */

@@ -42,7 +42,8 @@ static size_t g_capindex, g_capfiles;
 /* the longest wait between two tries: 64 s (1 s << 6); 8 s for windows
  * processes hold (their pidfds usually say sooner; where the processes
  * were gone before they could be named, in a storm of short programs,
- * the next try is at most 8 s after the storm) */
+ * the next try is at most 8 s after the storm), and for a file open for
+ * writing */
 #define RETRY_MAX_SHIFT 6u
 #define RETRY_MAX_SHIFT_HELD 3u
 #define ET_DAEMON_FILES 50000
@@ -192,17 +193,24 @@ void et_daemon_prime_one(struct et_dfile *k)
 		k->huge = r.n[ET_WIN_HUGE_BEFORE] + r.n[ET_WIN_PRIMED];
 		k->primed_now = r.n[ET_WIN_PRIMED];
 		k->held = r.n[ET_WIN_HELD];
-		/* no room for a huge page now (memory in small pieces) passes:
-		 * tried again like a window held by a process */
-		bool done = k->huge == k->windows ||
-		            ((r.n[ET_WIN_NO_FOLIOS] || r.n[ET_WIN_WRITING]) && !r.n[ET_WIN_NO_ROOM]);
-		/* windows that processes map are never given up on: they
-		 * can be primed once those processes end (a long build runs
-		 * its compiler all along) */
-		k->state = done ? DF_PRIMED : k->tries >= RETRY_TRIES && !k->held ? DF_GAVE_UP : DF_PENDING;
+		/* no room for a huge page now (memory in small pieces) passes,
+		 * and so does a writer (the file is never touched while open
+		 * for writing: an install under way): tried again like a window
+		 * held by a process */
+		bool writing = r.n[ET_WIN_WRITING] != 0;
+		bool done = k->huge == k->windows || (r.n[ET_WIN_NO_FOLIOS] && !r.n[ET_WIN_NO_ROOM] && !writing);
+		const char *was = k->why;
+		k->why = writing ? "open for writing: primed once it is closed" : NULL;
+		if (et_dm.verbose && writing && was != k->why)
+			et_tool_err("%s: %s", k->path, k->why);
+		/* windows that processes map, and a file open for writing, are
+		 * never given up on: they can be primed once those processes
+		 * end (a long build runs its compiler all along) or the writer
+		 * closes it */
+		k->state = done ? DF_PRIMED : k->tries >= RETRY_TRIES && !k->held && !writing ? DF_GAVE_UP : DF_PENDING;
 	}
 	if (k->state == DF_PENDING) {
-		unsigned cap = k->held ? RETRY_MAX_SHIFT_HELD : RETRY_MAX_SHIFT;
+		unsigned cap = k->held || k->why ? RETRY_MAX_SHIFT_HELD : RETRY_MAX_SHIFT;
 		unsigned sh = k->tries - 1 < cap ? k->tries - 1 : cap;
 		k->next_ns = et_daemon_now_ns() + (RETRY_FIRST_NS << sh);
 		if (k->held) {
@@ -219,7 +227,6 @@ void et_daemon_prime_one(struct et_dfile *k)
 		            (unsigned long long)k->huge, (unsigned long long)k->windows,
 		            k->state != DF_PRIMED || k->huge == k->windows ? ""
 		            : r.n[ET_WIN_NO_FOLIOS]                      ? ": the filesystem gave small folios"
-		            : r.n[ET_WIN_WRITING]                        ? ": it is open for writing"
 		                                                         : "");
 	close(k->fd);
 	k->fd = -1;

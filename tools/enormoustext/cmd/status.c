@@ -151,9 +151,10 @@ static void print_text(const struct et_tool_host *s)
 		       "prime, %lu given up\n", "daemon", s->dm.pid, s->dm.files, s->dm.files == 1 ? "" : "s",
 		       s->dm.primed, s->dm.pending, s->dm.nothing, s->dm.gave_up);
 		for (size_t i = 0; i < s->dm.nwaiting; i++)
-			printf("  %-16s %s%s%s%s\n", "pending", s->dm.waiting[i].path,
+			printf("  %-16s %s%s%s%s%s%s\n", "pending", s->dm.waiting[i].path,
 			       s->dm.waiting[i].held_by[0] ? ": its small pages mapped by " : "",
-			       s->dm.waiting[i].held_by, s->dm.waiting[i].held_by[0] ? " (primed once they end)" : "");
+			       s->dm.waiting[i].held_by, s->dm.waiting[i].held_by[0] ? " (primed once they end)" : "",
+			       s->dm.waiting[i].why[0] ? ": " : "", s->dm.waiting[i].why);
 	} else if (s->hw_daemon_wanted)
 		printf("  %-16s NOT RUNNING, though enable --all wants it: start it (systemctl start "
 		       "enormoustext.service, or 'enormoustext daemon &' where systemd does not run)%s\n",
@@ -312,6 +313,7 @@ static int print_json(const struct et_tool_host *s, bool explain, const char *pr
 		et_json_obj(&j, NULL);
 		et_json_str(&j, "path", s->dm.waiting[i].path);
 		et_json_str(&j, "held_by", s->dm.waiting[i].held_by);
+		et_json_str(&j, "why", s->dm.waiting[i].why);
 		et_json_obj_end(&j);
 	}
 	et_json_arr_end(&j);
