@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/wait.h>
+#include <string.h>
 #include <unistd.h>
 
 TestSuite(next, .timeout = 30);
@@ -51,14 +52,27 @@ Test(next, same_as_the_loader)
 }
 
 /* an IFUNC (glibc's memcpy@@GLIBC_2.14; its old version is a plain
- * function at another address): left to dlsym, which runs the resolver */
+ * function at another address): left to dlsym, which runs the resolver.
+ * Where the next memcpy is not libc's (a sanitizer's runtime, loaded
+ * first, defines its own), the answers must agree. */
 Test(next, an_ifunc_is_the_loaders)
 {
+	void *theirs = dlsym(RTLD_NEXT, "memcpy");
+	void *mine = et_os_next_own("memcpy");
+	Dl_info di;
+	bool libc = dladdr(theirs, &di) && di.dli_fname && strstr(di.dli_fname, "libc.so");
 #ifdef __GLIBC__
-	cr_expect_null(et_os_next_own("memcpy"), "memcpy: the own lookup answered an IFUNC (or its old version)");
+	if (libc)
+		cr_expect_null(mine, "memcpy: the own lookup answered an IFUNC (or its old version)");
 #endif
+	if (!libc) {
+		cr_log_info("the next memcpy is %s's, not libc's: the IFUNC case is not met here",
+		            di.dli_fname ? di.dli_fname : "?");
+		if (mine)
+			cr_expect_eq(mine, theirs, "memcpy: own lookup %p, dlsym(RTLD_NEXT) %p", mine, theirs);
+	}
 	void *cache = NULL;
-	cr_expect_eq(et_os_next(&cache, "memcpy"), dlsym(RTLD_NEXT, "memcpy"));
+	cr_expect_eq(et_os_next(&cache, "memcpy"), theirs);
 }
 
 Test(next, a_name_nobody_defines)
