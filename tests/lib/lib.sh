@@ -55,6 +55,9 @@
 # These three use bash's builtins only (cmp where a file holds a NUL): the
 # harnesses call them thousands of times, and a process forked costs about
 # a millisecond here.
+#   et_drop_cache FILE...      FILEs' clean, unmapped pages dropped from the
+#                              page cache (POSIX_FADV_DONTNEED; those files
+#                              only, not the host's whole cache)
 #   et_big_static OUT CC LDSCRIPT
 #                              a static program with 64 MiB of text (nops,
 #                              every page of it run, so each window is
@@ -131,6 +134,14 @@ wait_until() {
 		[ "$(et_now_us)" -lt "$end" ] || return 1
 		sleep 0.05
 	done
+}
+
+et_drop_cache() {
+	python3 -c 'import os, sys
+for f in sys.argv[1:]:
+    fd = os.open(f, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)' "$@"
 }
 
 et_big_static() {

@@ -133,7 +133,7 @@ note "20 runs of the primed static program, 0.1 s apart: $((e1 - e0)) exec event
 [ $((e1 - e0)) -le 8 ] || fail "the daemon read $((e1 - e0)) exec events for 20 runs of a program it had primed (its exec not quieted)"
 
 # ---- the library's windows evicted: primed again once its next user is seen and has ended
-python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$W/run/big.so"
+et_drop_cache "$W/run/big.so"
 t evicted -- "$TOOL" prime --check "$W/run/big.so"
 expect_out "0 of 3 windows" "the library's windows were not dropped from the cache"
 sleep 3   # --recheck since the priming, and since the program's maps were last read
@@ -161,7 +161,7 @@ i=$(jindex "$W/state/daemon.json.flat" .files path "$W/run/big.so") || fail "dae
 	fail "daemon.json does not say big.so was primed again once: $(grep "files\[$i\]" "$W/state/daemon.json.flat")"
 
 # ---- --once: primed again from STATE/known
-python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$W/run/big.so"
+et_drop_cache "$W/run/big.so"
 t dropped -- "$TOOL" prime --check "$W/run/big.so"
 expect_out "0 of 3 windows" "the library's windows were not dropped from the cache"
 t once -- "$TOOL" daemon --once --state "$W/state"

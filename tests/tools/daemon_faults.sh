@@ -34,7 +34,7 @@ fresh() { cp "$W/ref" "$APP.new" && sync "$APP.new" && mv "$APP.new" "$APP" || f
 fresh
 echo "$APP" >"$W/state/known"
 
-drop() { python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$1"; }
+drop() { et_drop_cache "$1"; }
 windows() {  # FILE: its windows huge in the page cache now ("N of M")
 	"$TOOL" prime --check "$1" 2>&1 | sed -n 's/.*: \([0-9]*\) of \([0-9]*\) windows.*/\1 \2/p'
 }

@@ -56,7 +56,7 @@ expect_out '^enormoustext_daemon_up 1$' "stat --prometheus while the daemon runs
 # a file whose small pages a running program maps: pending, its holder named
 bigstatic "$W/big"
 cp "$W/big" "$W/run/held" && sync "$W/run/held" || fail "cannot copy the static program"
-python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$W/run/held"
+et_drop_cache "$W/run/held"
 "$W/run/held" wait >"$W/held.out" 2>&1 </dev/null &
 HP=$!
 PIDS+=("$HP")
@@ -89,7 +89,7 @@ expect_out '^enormoustext_daemon_up 0$' "stat --prometheus after SIGTERM"
 # a file open for writing (an install under way): never touched, pending
 # with why, tried again, primed once the writer closes it
 cp "$W/big" "$W/run/w" && sync "$W/run/w" || fail "cannot copy the static program"
-python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$W/run/w"
+et_drop_cache "$W/run/w"
 echo "$W/run/w" >/var/lib/enormoustext/known
 exec 7>>"$W/run/w"
 # (the daemon must not inherit the writer's descriptor: 7>&-)

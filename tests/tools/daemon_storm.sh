@@ -72,7 +72,7 @@ EOF
 	-Wl,-z,max-page-size=0x200000 -Wl,-z,separate-code 2>"$W/storm.log" ||
 	skip "no static C library to link the storm's program with: $(head -2 "$W/storm.log")"
 sync "$W/run/storm"
-python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$W/run/storm"
+et_drop_cache "$W/run/storm"
 "$W/run/storm" >"$W/first.out" || fail "the storm's program fails on its own (status $?)"
 note "the program alone, before the daemon: $(sed -n "s/^huge //p" "$W/first.out") kB of its text huge"
 
