@@ -38,6 +38,15 @@ __attribute__((constructor)) static void mmap_resolve(void)
 }
 #endif
 
+/* The next definition at a call: glibc's is looked up at the first call
+ * (os/next.c, no lock); elsewhere the constructor's answer, or NULL (the
+ * system call), never a dlsym inside the program's call. */
+#ifdef __GLIBC__
+#define NEXT_AT_CALL(cache, name) next_symbol(cache, name)
+#else
+#define NEXT_AT_CALL(cache, name) __atomic_load_n(cache, __ATOMIC_ACQUIRE)
+#endif
+
 static int sys_mprotect(void *addr, size_t len, int prot)
 {
 	return et_os_protect(addr, len, prot);
@@ -47,7 +56,7 @@ ET_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 {
 	et_mmap_fn next = (et_mmap_fn)__atomic_load_n(&g_mmap, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!next, 0))
-		next = (et_mmap_fn)next_symbol(&g_mmap, "mmap");
+		next = (et_mmap_fn)NEXT_AT_CALL(&g_mmap, "mmap");
 	if (__builtin_expect(!next || et_jit_wants_mmap(len, prot), 0))
 		return et_jit_mmap(next, addr, len, prot, flags, fd, off);
 	return next(addr, len, prot, flags, fd, off);
@@ -58,9 +67,9 @@ ET_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_
 {
 	et_mmap_fn next = (et_mmap_fn)__atomic_load_n(&g_mmap64, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!next, 0))
-		next = (et_mmap_fn)next_symbol(&g_mmap64, "mmap64");
+		next = (et_mmap_fn)NEXT_AT_CALL(&g_mmap64, "mmap64");
 	if (!next)
-		next = (et_mmap_fn)next_symbol(&g_mmap, "mmap");
+		next = (et_mmap_fn)NEXT_AT_CALL(&g_mmap, "mmap");
 	if (__builtin_expect(!next || et_jit_wants_mmap(len, prot), 0))
 		return et_jit_mmap(next, addr, len, prot, flags, fd, off);
 	return next(addr, len, prot, flags, fd, off);
@@ -71,7 +80,7 @@ ET_EXPORT int mprotect(void *addr, size_t len, int prot)
 {
 	et_mprotect_fn next = (et_mprotect_fn)__atomic_load_n(&g_mprotect, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!next, 0))
-		next = (et_mprotect_fn)next_symbol(&g_mprotect, "mprotect");
+		next = (et_mprotect_fn)NEXT_AT_CALL(&g_mprotect, "mprotect");
 	if (__builtin_expect(!next, 0))
 		next = sys_mprotect;
 	if (__builtin_expect(et_jit_wants_mprotect(prot), 0))
