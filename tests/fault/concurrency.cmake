@@ -6,14 +6,13 @@
 # the library.
 
 find_package(Threads REQUIRED)
-set(cc_gen ${CMAKE_BINARY_DIR}/tests/integration/gen)
 set(cc_inc ${PROJECT_SOURCE_DIR}/tests/integration ${PROJECT_SOURCE_DIR}/libenormoustext/include
     ${CMAKE_CURRENT_SOURCE_DIR})
-# Written by the integration directory's generator (target et_it_sources).
-set_source_files_properties(${cc_gen}/bt_lib_funcs.c ${cc_gen}/bt_exe_funcs.c PROPERTIES GENERATED TRUE)
+# The generated functions: tests/integration's objects (et_it_bt_lib_obj,
+# et_it_bt_exe_funcs), written by its generator (et_it_sources).
 
 # A big library (8 MiB of text) with a constructor.
-add_library(et_fault_cc_ctor SHARED cc_ctor_lib.c ${cc_gen}/bt_lib_funcs.c)
+add_library(et_fault_cc_ctor SHARED cc_ctor_lib.c $<TARGET_OBJECTS:et_it_bt_lib_obj>)
 set_target_properties(et_fault_cc_ctor PROPERTIES OUTPUT_NAME cc_ctor
   LIBRARY_OUTPUT_DIRECTORY ${fault_bin} SKIP_BUILD_RPATH TRUE)
 target_include_directories(et_fault_cc_ctor PRIVATE ${cc_inc})
@@ -25,7 +24,7 @@ add_dependencies(et_fault_cc_ctor et_it_sources)
 foreach(p fork_dlopen_api swaps dlclose_race signal_swap)
   set(srcs cc_${p}.c)
   if(p STREQUAL "swaps")
-    list(APPEND srcs ${cc_gen}/bt_exe_funcs.c)
+    list(APPEND srcs $<TARGET_OBJECTS:et_it_bt_exe_funcs>)
   endif()
   add_executable(et_fault_cc_${p} ${srcs})
   set_target_properties(et_fault_cc_${p} PROPERTIES OUTPUT_NAME cc_${p}

@@ -1,9 +1,7 @@
 # defer.cmake — the program of the ENORMOUSTEXT_DEFER tests (defer-*.sh),
 # with 8 MiB of text of its own, and the launcher that runs a program under
 # a seccomp filter forbidding new threads.
-set(dp_gen ${CMAKE_BINARY_DIR}/tests/integration/gen)
-set_source_files_properties(${dp_gen}/bt_exe_funcs.c PROPERTIES GENERATED TRUE)
-add_executable(et_fault_dp_prog dp_prog.c ${dp_gen}/bt_exe_funcs.c)
+add_executable(et_fault_dp_prog dp_prog.c $<TARGET_OBJECTS:et_it_bt_exe_funcs>)
 set_target_properties(et_fault_dp_prog PROPERTIES OUTPUT_NAME dp_prog
   RUNTIME_OUTPUT_DIRECTORY ${fault_bin} SKIP_BUILD_RPATH TRUE)
 target_include_directories(et_fault_dp_prog PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration)

@@ -10,9 +10,7 @@
 #   wx_toggle        a JIT's W^X page toggling (RW -> RX -> RW, page by page
 #                    and whole 2 MiB windows) that prints how many mappings
 #                    it leaves
-set(fk_gen ${CMAKE_BINARY_DIR}/tests/integration/gen)
-set_source_files_properties(${fk_gen}/bt_exe_funcs.c PROPERTIES GENERATED TRUE)
-add_executable(et_fault_fk_prog fk_prog.c ${fk_gen}/bt_exe_funcs.c)
+add_executable(et_fault_fk_prog fk_prog.c $<TARGET_OBJECTS:et_it_bt_exe_funcs>)
 set_target_properties(et_fault_fk_prog PROPERTIES OUTPUT_NAME fk_prog
   RUNTIME_OUTPUT_DIRECTORY ${fault_bin} SKIP_BUILD_RPATH TRUE)
 target_include_directories(et_fault_fk_prog PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration)

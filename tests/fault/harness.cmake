@@ -27,11 +27,9 @@ set_target_properties(et_fault_shim PROPERTIES OUTPUT_NAME enormoustext-frshim
   LIBRARY_OUTPUT_DIRECTORY ${fault_bin} SKIP_BUILD_RPATH TRUE)
 target_compile_options(et_fault_shim PRIVATE ${fault_warn})
 
-# The generated functions come from tests/integration (et_it_sources owns
-# the rule that writes them; GENERATED is per directory before CMake 3.20).
-set(fault_it_gen ${PROJECT_BINARY_DIR}/tests/integration/gen)
-set_source_files_properties(${fault_it_gen}/bt_exe_funcs.c PROPERTIES GENERATED TRUE)
-add_executable(et_fault_faultprog faultprog.c ${fault_it_gen}/bt_exe_funcs.c)
+# The generated functions come from tests/integration, compiled once
+# (et_it_bt_exe_funcs, et_it_bt_lib_obj: objects linked here).
+add_executable(et_fault_faultprog faultprog.c $<TARGET_OBJECTS:et_it_bt_exe_funcs>)
 set_target_properties(et_fault_faultprog PROPERTIES OUTPUT_NAME faultprog RUNTIME_OUTPUT_DIRECTORY ${fault_bin})
 target_include_directories(et_fault_faultprog PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration)
 add_dependencies(et_fault_faultprog et_it_sources)

@@ -4,9 +4,7 @@
 # did not open are nobody's), with 8 MiB of text of its own (the
 # integration tests' generated functions, as dp_prog in defer.cmake).
 find_package(Threads REQUIRED)
-set(iv_gen ${CMAKE_BINARY_DIR}/tests/integration/gen)
-set_source_files_properties(${iv_gen}/bt_exe_funcs.c PROPERTIES GENERATED TRUE)
-add_executable(et_fault_iv_prog iv_prog.c ${iv_gen}/bt_exe_funcs.c)
+add_executable(et_fault_iv_prog iv_prog.c $<TARGET_OBJECTS:et_it_bt_exe_funcs>)
 set_target_properties(et_fault_iv_prog PROPERTIES OUTPUT_NAME iv_prog
   RUNTIME_OUTPUT_DIRECTORY ${fault_bin} SKIP_BUILD_RPATH TRUE)
 target_include_directories(et_fault_iv_prog PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration)

@@ -9,9 +9,7 @@
 #             SECCOMP_FILTER_FLAG_TSYNC, or from the main thread with prctl),
 #             dlopens a libbigtext.so copy, and can end in SECCOMP_MODE_STRICT
 # Both build their filters with sk_filter.h.
-set(sk_gen ${CMAKE_BINARY_DIR}/tests/integration/gen)
-set_source_files_properties(${sk_gen}/bt_exe_funcs.c PROPERTIES GENERATED TRUE)
-add_executable(et_fault_sk_prog sk_prog.c ${sk_gen}/bt_exe_funcs.c)
+add_executable(et_fault_sk_prog sk_prog.c $<TARGET_OBJECTS:et_it_bt_exe_funcs>)
 set_target_properties(et_fault_sk_prog PROPERTIES OUTPUT_NAME sk_prog
   RUNTIME_OUTPUT_DIRECTORY ${fault_bin} SKIP_BUILD_RPATH TRUE)
 target_include_directories(et_fault_sk_prog PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration)

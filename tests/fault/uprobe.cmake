@@ -10,7 +10,7 @@ add_executable(fault_up_race ${CMAKE_CURRENT_SOURCE_DIR}/up_race.c)
 set_target_properties(fault_up_race PROPERTIES OUTPUT_NAME up_race RUNTIME_OUTPUT_DIRECTORY ${fault_bin})
 target_compile_options(fault_up_race PRIVATE ${fault_warn})
 
-add_executable(fault_up_prog ${CMAKE_CURRENT_SOURCE_DIR}/dp_prog.c ${dp_gen}/bt_exe_funcs.c)
+add_executable(fault_up_prog ${CMAKE_CURRENT_SOURCE_DIR}/dp_prog.c $<TARGET_OBJECTS:et_it_bt_exe_funcs>)
 set_target_properties(fault_up_prog PROPERTIES OUTPUT_NAME up_prog
   RUNTIME_OUTPUT_DIRECTORY ${fault_bin} SKIP_BUILD_RPATH TRUE)
 target_include_directories(fault_up_prog PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration)

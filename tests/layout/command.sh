@@ -35,23 +35,29 @@ trap 'rm -rf "$W"' EXIT
 fail=0
 IFS=';' read -r -a files <<<"$objs"
 [ "${#files[@]}" -ge 10 ] || { echo "FAIL [layout.command]: only ${#files[@]} object files given"; exit 1; }
-mod_of() { # .../enormoustext/cmd/run.c.o -> cmd/run.c; .../opts.c.o -> opts.c; .../profile.pb-c.c.o -> profile.pb-c.c
-	local p=${1##*/}
-	case $1 in */cmd/*) echo "cmd/${p%.o}" ;; *) echo "${p%.o}" ;; esac
-}
-group_of() { # cmd/enable_units.c -> enable (the subcommand a file of cmd/ belongs to)
-	local b=${1#cmd/}
-	b=${b%%.*}
-	echo "${b%%_*}"
-}
-: >"$W/defs"
-: >"$W/uses"
+ncmd=0
 for f in "${files[@]}"; do
 	[ -f "$f" ] || { echo "FAIL [layout.command]: $f does not exist (build first)"; exit 1; }
-	m=$(mod_of "$f")
-	nm -g --defined-only "$f" | awk -v m="$m" 'NF == 3 { print $3, m }' >>"$W/defs"
-	nm -u "$f" | awk -v m="$m" '{ print $NF, m }' >>"$W/uses"
+	case $f in */cmd/*) ncmd=$((ncmd + 1)) ;; esac
 done
+# One nm for all the objects (a process per file and per question took
+# half a minute of a busy machine): FILE:VALUE TYPE NAME for what a file
+# defines, FILE: U NAME for what it uses.  A file's name is its module:
+# .../enormoustext/cmd/run.c.o -> cmd/run.c; .../opts.c.o -> opts.c;
+# .../profile.pb-c.c.o -> profile.pb-c.c.
+nm -A -g "${files[@]}" >"$W/nm" || { echo "FAIL [layout.command]: nm could not read the objects"; exit 1; }
+awk -v defs="$W/defs" -v uses="$W/uses" '
+{
+	i = index($0, ":")
+	path = substr($0, 1, i - 1)
+	n = split(substr($0, i + 1), a, " ")
+	b = path
+	sub(/.*\//, "", b)
+	sub(/\.o$/, "", b)
+	m = (path ~ /\/cmd\/[^\/]*$/) ? "cmd/" b : b
+	if (n == 3) print a[3], m >defs
+	else if (n == 2) print a[2], m >uses
+}' "$W/nm"
 sort -u "$W/defs" >"$W/defs.s"
 dups=$(awk '{ print $1 }' "$W/defs.s" | uniq -d)
 [ -z "$dups" ] || { echo "FAIL [layout.command]: symbols defined twice: $dups"; fail=1; }
@@ -60,56 +66,69 @@ dups=$(awk '{ print $1 }' "$W/defs.s" | uniq -d)
 awk '$1 == "main" { print $2 }' "$W/defs.s" | sort -u >"$W/dispatch"
 awk '$1 ~ /^et_cmd_/ { print $2 }' "$W/defs.s" | sort -u >"$W/subcommands"
 [ "$(wc -l <"$W/dispatch")" = 1 ] || { echo "FAIL [layout.command]: not one file defines main(): $(tr '\n' ' ' <"$W/dispatch")"; fail=1; }
-class() {
-	if grep -qxF "$1" "$W/dispatch"; then echo dispatch
-	else case $1 in cmd/*) echo subcommand ;; *) echo shared ;; esac
-	fi
-}
 # every file that defines a subcommand is in cmd/
 while read -r m; do
 	case $m in cmd/*) ;; *) echo "FAIL [layout.command]: $m defines a subcommand (et_cmd_*) but is not in cmd/"; fail=1 ;; esac
 done <"$W/subcommands"
-[ "$(grep -c '^cmd/' <<<"$(for f in "${files[@]}"; do mod_of "$f"; done)")" -ge 10 ] ||
+[ "$ncmd" -ge 10 ] ||
 	{ echo "FAIL [layout.command]: fewer than 10 files under cmd/: the subcommands are not in their folder"; fail=1; }
 
 # edges, user -> definer, with the symbols behind each
 sort "$W/uses" | join - "$W/defs.s" | awk '$2 != $3 { print $2, $3, $1 }' | sort >"$W/calls"
 awk '{ print $1, $2 }' "$W/calls" | sort -u >"$W/edges"
-syms() { awk -v a="$1" -v b="$2" '$1 == a && $2 == b { printf "%s%s", n++ ? " " : "", $3 }' "$W/calls"; }
 
-echo "the command's files (user -> what it calls):"
-for m in $( (awk '{ print $1; print $2 }' "$W/edges"; awk '{ print $2 }' "$W/defs.s") | sort -u); do
-	printf '  %-14s %-10s ->%s\n' "$m" "$(class "$m")" \
-		"$(awk -v m="$m" '$1 == m { printf " %s", $2 }' "$W/edges")"
-done
-
-while read -r a b; do
-	ca=$(class "$a") cb=$(class "$b")
-	why=""
-	case $ca/$cb in
-	dispatch/subcommand | dispatch/shared | subcommand/shared | shared/shared) ;;
-	subcommand/subcommand)
-		[ "$(group_of "$a")" = "$(group_of "$b")" ] || why="a subcommand calls another subcommand's file" ;;
-	shared/subcommand) why="a shared file calls into a subcommand" ;;
-	*/dispatch) why="main.c dispatches and nothing calls into it" ;;
-	*) why="against the rules ($ca -> $cb)" ;;
-	esac
-	if [ -n "$why" ]; then
-		echo "FAIL [layout.command]: $a calls into $b ($(syms "$a" "$b")): $why"
-		fail=1
-	fi
-done <"$W/edges"
+# The graph printed, and each edge against the rules, in one pass: a file
+# is main.c's kind (dispatch: it defines main()), a subcommand's (under
+# cmd/; its group is the name before the first _ or .: cmd/enable_units.c
+# -> enable) or shared.
+awk -v dispatch="$W/dispatch" -v calls="$W/calls" -v edges="$W/edges" '
+function class(m) { return (m in disp) ? "dispatch" : (m ~ /^cmd\//) ? "subcommand" : "shared" }
+function group(m,   b) { b = m; sub(/^cmd\//, "", b); sub(/\..*/, "", b); sub(/_.*/, "", b); return b }
+BEGIN {
+	while ((getline l <dispatch) > 0) disp[l] = 1
+	while ((getline l <calls) > 0) {
+		split(l, c, " ")
+		k = c[1] SUBSEP c[2]
+		if (k in syms) syms[k] = syms[k] " " c[3]
+		else syms[k] = c[3]
+	}
+	ne = 0
+	while ((getline l <edges) > 0) {
+		split(l, e, " ")
+		ea[++ne] = e[1]
+		eb[ne] = e[2]
+		out[e[1]] = out[e[1]] " " e[2]
+	}
+}
+{ node[$2] = 1 }   # defs.s: every file that defines something
+END {
+	for (i = 1; i <= ne; i++) { node[ea[i]] = 1; node[eb[i]] = 1 }
+	print "the command'"'"'s files (user -> what it calls):"
+	cmd = "sort"
+	for (m in node) printf "  %-14s %-10s ->%s\n", m, class(m), out[m] | cmd
+	close(cmd)
+	bad = 0
+	for (i = 1; i <= ne; i++) {
+		a = ea[i]; b = eb[i]; ca = class(a); cb = class(b); why = ""
+		r = ca "/" cb
+		if (r == "dispatch/subcommand" || r == "dispatch/shared" || r == "subcommand/shared" || r == "shared/shared") why = ""
+		else if (r == "subcommand/subcommand") { if (group(a) != group(b)) why = "a subcommand calls another subcommand'"'"'s file" }
+		else if (r == "shared/subcommand") why = "a shared file calls into a subcommand"
+		else if (cb == "dispatch") why = "main.c dispatches and nothing calls into it"
+		else why = "against the rules (" ca " -> " cb ")"
+		if (why != "") {
+			printf "FAIL [layout.command]: %s calls into %s (%s): %s\n", a, b, syms[a SUBSEP b], why
+			bad = 1
+		}
+	}
+	exit bad
+}' "$W/defs.s" || fail=1
 
 # libelf: only elffile.c opens ELF files
-for f in "${files[@]}"; do
-	m=$(mod_of "$f")
-	[ "$m" = elffile.c ] && continue
-	opens=$(nm -u "$f" | awk '$NF ~ /^(elf_begin|elf_memory|elf_version)$/ { printf " %s", $NF }')
-	if [ -n "$opens" ]; then
-		echo "FAIL [layout.command]: $m opens ELF files with libelf itself ($opens): elffile.c does"
-		fail=1
-	fi
-done
+awk '$1 ~ /^(elf_begin|elf_memory|elf_version)$/ && $2 != "elffile.c" { print $2, $1 }' "$W/uses" | sort -u |
+	awk '{ if (!($1 in o)) { n++; order[n] = $1 }; o[$1] = o[$1] " " $2 }
+	END { for (i = 1; i <= n; i++) printf "FAIL [layout.command]: %s opens ELF files with libelf itself (%s): elffile.c does\n", order[i], o[order[i]]; exit n > 0 }' ||
+	fail=1
 
 # cycles: tsort says whether there is one; the knots are the sets of files
 # that reach each other (transitive closure of the edges)

@@ -23,41 +23,59 @@ trap 'rm -rf "$W"' EXIT
 fail=0
 IFS=';' read -r -a files <<<"$objs"
 [ "${#files[@]}" -ge 10 ] || { echo "FAIL [layout.modules]: only ${#files[@]} object files given"; exit 1; }
-mod_of() { # .../libenormoustext/src/runtime/pass.c.o -> runtime/pass
-	local p=${1%.o}
-	p=${p%.c}
-	p=${p#*/libenormoustext/src/}
-	echo "$p"
-}
 for f in "${files[@]}"; do
 	[ -f "$f" ] || { echo "FAIL [layout.modules]: $f does not exist (build first)"; exit 1; }
-	m=$(mod_of "$f")
-	case $m in core/* | os/* | runtime/* | interpose/*) ;; *) echo "FAIL [layout.modules]: $f is in no layer"; fail=1 ;; esac
-	nm -g --defined-only "$f" | awk -v m="$m" 'NF == 3 { print $3, m }' >>"$W/defs"
-	nm -u "$f" | awk -v m="$m" '{ print $NF, m }' >>"$W/uses"
 done
+# One nm for all the objects (FILE:VALUE TYPE NAME defined, FILE: U NAME
+# used); a file's module: .../libenormoustext/src/runtime/pass.c.o ->
+# runtime/pass, its layer the folder.
+nm -A -g "${files[@]}" >"$W/nm" || { echo "FAIL [layout.modules]: nm could not read the objects"; exit 1; }
+awk -v defs="$W/defs" -v uses="$W/uses" '
+{
+	i = index($0, ":")
+	m = substr($0, 1, i - 1)
+	sub(/\.o$/, "", m)
+	sub(/\.c$/, "", m)
+	sub(/.*\/libenormoustext\/src\//, "", m)
+	n = split(substr($0, i + 1), a, " ")
+	if (n == 3) print a[3], m >defs
+	else if (n == 2) print a[2], m >uses
+}' "$W/nm"
+for f in "${files[@]}"; do
+	m=${f%.o}
+	m=${m%.c}
+	m=${m#*/libenormoustext/src/}
+	case $m in core/* | os/* | runtime/* | interpose/*) ;; *) echo "FAIL [layout.modules]: $f is in no layer"; fail=1 ;; esac
+done
+touch "$W/defs" "$W/uses"
 sort -u "$W/defs" >"$W/defs.s"
 dups=$(awk '{ print $1 }' "$W/defs.s" | uniq -d)
 [ -z "$dups" ] || { echo "FAIL [layout.modules]: symbols defined twice: $dups"; fail=1; }
-# edges: user -> definer
-sort "$W/uses" | join - "$W/defs.s" | awk '$2 != $3 { print $2, $3 }' | sort -u >"$W/edges"
-layer() { echo "${1%%/*}"; }
+# edges: user -> definer (and the symbols behind each)
+sort "$W/uses" | join - "$W/defs.s" | awk '$2 != $3 { print $2, $3, $1 }' >"$W/calls"
+awk '{ print $1, $2 }' "$W/calls" | sort -u >"$W/edges"
 echo "module graph (user -> what it calls):"
 awk '{ d[$1] = d[$1] " " $2 } END { for (m in d) print "  " m ":" d[m] }' "$W/edges" | sort
-while read -r a b; do
-	la=$(layer "$a") lb=$(layer "$b")
-	ok=0
-	case $la in
-	os) [ "$lb" = os ] && ok=1 ;;
-	core) case $lb in core | os) ok=1 ;; esac ;;
-	runtime) case $lb in runtime | core | os) ok=1 ;; esac ;;
-	interpose) case $lb in runtime | core | os) ok=1 ;; esac ;;
-	esac
-	if [ $ok = 0 ]; then
-		echo "FAIL [layout.modules]: $a calls into $b ($(sort "$W/uses" | join - "$W/defs.s" | awk -v a="$a" -v b="$b" '$2 == a && $3 == b { printf "%s ", $1 }')): against the layers"
-		fail=1
-	fi
-done <"$W/edges"
+# each edge along the layers: os calls os; core core and os; runtime and
+# interpose runtime, core and os
+awk -v calls="$W/calls" '
+function layer(m) { sub(/\/.*/, "", m); return m }
+BEGIN {
+	while ((getline l <calls) > 0) {
+		split(l, c, " ")
+		k = c[1] SUBSEP c[2]
+		if (k in syms) syms[k] = syms[k] c[3] " "
+		else syms[k] = c[3] " "
+	}
+	ok["os/os"] = ok["core/core"] = ok["core/os"] = 1
+	ok["runtime/runtime"] = ok["runtime/core"] = ok["runtime/os"] = 1
+	ok["interpose/runtime"] = ok["interpose/core"] = ok["interpose/os"] = 1
+}
+!((layer($1) "/" layer($2)) in ok) {
+	printf "FAIL [layout.modules]: %s calls into %s (%s): against the layers\n", $1, $2, syms[$1 SUBSEP $2]
+	bad = 1
+}
+END { exit bad }' "$W/edges" || fail=1
 if ! tsort "$W/edges" >/dev/null 2>"$W/tsort.err"; then
 	echo "FAIL [layout.modules]: modules call each other in a circle:"
 	sed 's/^/  /' "$W/tsort.err"
@@ -68,20 +86,28 @@ bad=$(grep -ln '#include "\(runtime\|interpose\)/' "$src"/tools/enormoustext/*.[
 # The headers along the floors too (macros and types leave no symbol in the
 # objects): a floor includes its own headers and those of the floors below
 # it, never one above (os/ included core/base.h and core/mm_flags.h).
-for f in "$src"/libenormoustext/src/os/*.[ch] "$src"/libenormoustext/src/core/*.[ch] \
-	"$src"/libenormoustext/src/runtime/*.[ch]; do
-	[ -f "$f" ] || continue
-	rel=${f#"$src"/libenormoustext/src/}
-	case ${rel%%/*} in
+for floor in os core runtime; do
+	case $floor in
 	os) above='core|runtime|interpose' ;;
 	core) above='runtime|interpose' ;;
 	runtime) above='interpose' ;;
 	esac
-	up=$(grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"($above)/" "$f" | tr '\n' ' ')
-	if [ -n "$up" ]; then
-		echo "FAIL [layout.modules]: $rel includes a header of a floor above its own: $up"
-		fail=1
-	fi
+	# FILE:LINE:TEXT for each include of a floor above, one grep a floor
+	grep -nHE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"($above)/" \
+		"$src"/libenormoustext/src/$floor/*.[ch] 2>/dev/null >"$W/up.$floor"
+	awk -v src="$src/libenormoustext/src/" '
+	{
+		i = index($0, ":")
+		f = substr($0, 1, i - 1)
+		if (index(f, src) == 1) f = substr(f, length(src) + 1)
+		if (!(f in up)) { n++; order[n] = f }
+		up[f] = up[f] substr($0, i + 1) " "
+	}
+	END {
+		for (k = 1; k <= n; k++)
+			printf "FAIL [layout.modules]: %s includes a header of a floor above its own: %s\n", order[k], up[order[k]]
+		exit n > 0
+	}' "$W/up.$floor" || fail=1
 done
 [ $fail = 0 ] || exit 1
 echo "PASS [layout.modules]: $(wc -l <"$W/edges") calls between ${#files[@]} modules, all along the layers, no cycle"

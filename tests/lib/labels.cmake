@@ -55,7 +55,7 @@ set(et_slow_tests
   fault.fork_dlopen_api=22 tool_enable_all=21 fault.fork-pass=21
   integration.defaults.prime.overlay=21 fault.inv-fds=21 fault.defer-tasks=21
   fuzz.perfdata=20 fault.uprobe=19 fault.dlclose_race=18 fuzz.profile=18
-  fault.defer-rate=17 integration.defaults.shared=17 layout.modules=17
+  fault.defer-rate=17 integration.defaults.shared=17
   integration.defaults.prime.replaced=16 integration.defaults.prime.dirty=16
   fault.rlimits=15 fault.sigreset=14 fault.defer-unshare=14 docs.outputs=14
   tool_record=13 integration.defaults.prime.others=13 fault.dlopen_resolve=13
