@@ -14,13 +14,20 @@
  *     of a prepared window (a few microseconds); the copies, the page-cache
  *     reads, the smaps reads are made outside it (runtime/pass.c,
  *     runtime/remap.c);
- *   - a fork waits for a callback of ours to end, and no callback of ours
+ *   - a fork waits for a dl_iterate_phdr of ours to end, and none of ours
  *     starts while a fork is under way: pthread_atfork's prepare handler
- *     raises the gate (g_forking) and waits for g_inside to fall; a
- *     callback that finds the gate raised leaves at once and is run again
- *     once the fork is done (both sides of the gate are sequentially
- *     consistent, so one of the two always sees the other).  The wait is
- *     bounded (ET_FORK_WAIT_NS): a fork never waits for ever because of us.
+ *     raises the gate (g_forking) and waits for g_inside (our threads in
+ *     or about to enter dl_iterate_phdr) to fall to 0; a thread of ours
+ *     counts itself in before it calls dl_iterate_phdr and out after it
+ *     returns, and one that finds the gate raised counts itself out and
+ *     goes again once the fork is done (both sides of the gate are
+ *     sequentially consistent, so one of the two always sees the other).
+ *     The gate is around the whole call, not its callbacks: glibc takes the
+ *     lock before the first callback and lets it go after the last, and a
+ *     fork let through in between (a gate checked in the callback) left
+ *     its child with the lock taken (fault.fork-pass: 2 of 943 children
+ *     stuck in their first dlopen, once).  The wait is bounded
+ *     (ET_FORK_WAIT_NS): a fork never waits for ever because of us.
  *
  * musl holds no lock during the callbacks and never unmaps an object; the
  * gate costs it nothing that matters.
@@ -37,11 +44,12 @@
 #include <link.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 static int g_forking;       /* forks under way (their prepare handler ran, not their parent's) */
-static int g_inside;        /* a callback of ours runs: 1, else 0 (only one thread can be inside) */
-static pthread_t g_inside_owner;
+static int g_inside;        /* our threads in dl_iterate_phdr, or about to enter it */
+static uintptr_t g_cb_owner; /* the thread running our callbacks (0: none); set under the loader's lock */
 
 /* How long a fork waits for a callback of ours to end: far longer than
  * any of them takes, short enough that a bug cannot hang a fork for good. */
@@ -53,8 +61,9 @@ static void fork_prepare(void)
 	/* the forking thread itself inside one of ours (a fork from a
 	 * callback cannot happen: ours call no program code) is not waited for */
 	uint64_t waited = 0;
-	while (__atomic_load_n(&g_inside, __ATOMIC_SEQ_CST) && waited < ET_FORK_WAIT_NS) {
-		et_os_futex_wait(&g_inside, 1, 1000000);
+	int n;
+	while ((n = __atomic_load_n(&g_inside, __ATOMIC_SEQ_CST)) != 0 && waited < ET_FORK_WAIT_NS) {
+		et_os_futex_wait(&g_inside, n, 1000000);
 		waited += 1000000;
 	}
 }
@@ -70,6 +79,7 @@ static void fork_child(void)
 	/* only the forking thread exists here: no callback of ours runs */
 	__atomic_store_n(&g_forking, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&g_inside, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&g_cb_owner, 0, __ATOMIC_SEQ_CST);
 }
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -110,12 +120,18 @@ struct gated {
 	void (*fn)(void *, unsigned long long, unsigned long long);   /* once, or */
 	int (*cb)(struct dl_phdr_info *, size_t, void *);              /* for each object */
 	void *arg;
-	bool entered, turned_away;
+	bool entered;
 };
 
+ET_STARTUP static uintptr_t self_id(void)
+{
+	return (uintptr_t)pthread_self();
+}
+
+/* This thread runs a callback of ours (the loader's lock is its own). */
 ET_STARTUP static bool nested(void)
 {
-	return __atomic_load_n(&g_inside, __ATOMIC_ACQUIRE) && pthread_equal(g_inside_owner, pthread_self());
+	return __atomic_load_n(&g_cb_owner, __ATOMIC_ACQUIRE) == self_id();
 }
 
 ET_STARTUP static int call(struct gated *g, struct dl_phdr_info *info, size_t size)
@@ -135,15 +151,9 @@ ET_STARTUP static int gate_cb(struct dl_phdr_info *info, size_t size, void *a)
 {
 	struct gated *g = a;
 	if (!g->entered) {
+		/* the loader's lock is ours from here to dl_iterate_phdr's return */
 		__atomic_store_n(&g_wait_since, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&g_inside, 1, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&g_forking, __ATOMIC_SEQ_CST)) {
-			__atomic_store_n(&g_inside, 0, __ATOMIC_SEQ_CST);
-			et_os_futex_wake(&g_inside);
-			g->turned_away = true;
-			return 1;
-		}
-		g_inside_owner = pthread_self();
+		__atomic_store_n(&g_cb_owner, self_id(), __ATOMIC_RELEASE);
 		g->entered = true;
 	}
 	return call(g, info, size);
@@ -162,27 +172,33 @@ ET_STARTUP static void run_gated(struct gated *g)
 		return;
 	}
 	for (;;) {
-		g->entered = g->turned_away = false;
-		if (__atomic_load_n(&g_timed, __ATOMIC_RELAXED))
-			__atomic_store_n(&g_wait_since, now_ns(), __ATOMIC_RELEASE);
-		dl_iterate_phdr(gate_cb, g);
-		__atomic_store_n(&g_wait_since, 0, __ATOMIC_RELEASE);
-		if (g->entered) {
-			/* a fork's prepare handler waits only after raising the gate:
-			 * no gate raised, nobody to wake (and no system call made in
-			 * every process's start-up).  Both sides are sequentially
-			 * consistent: one of the two sees the other. */
-			__atomic_store_n(&g_inside, 0, __ATOMIC_SEQ_CST);
-			if (__atomic_load_n(&g_forking, __ATOMIC_SEQ_CST))
-				et_os_futex_wake(&g_inside);
-		}
-		if (!g->turned_away)
-			return;
-		/* a fork is under way: let it finish, then go again */
+		__atomic_add_fetch(&g_inside, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&g_forking, __ATOMIC_SEQ_CST))
+			break;
+		/* a fork is under way: out of its way, let it finish, then go
+		 * again (its prepare handler may be waiting for this count) */
+		__atomic_sub_fetch(&g_inside, 1, __ATOMIC_SEQ_CST);
+		et_os_futex_wake(&g_inside);
 		int f;
 		while ((f = __atomic_load_n(&g_forking, __ATOMIC_SEQ_CST)) != 0)
 			et_os_futex_wait(&g_forking, f, 1000000);
 	}
+	g->entered = false;
+	if (__atomic_load_n(&g_timed, __ATOMIC_RELAXED))
+		__atomic_store_n(&g_wait_since, now_ns(), __ATOMIC_RELEASE);
+	dl_iterate_phdr(gate_cb, g);
+	__atomic_store_n(&g_wait_since, 0, __ATOMIC_RELEASE);
+	/* the lock let go: no longer this thread's callbacks (unless another
+	 * thread's have begun meanwhile: theirs stay marked) */
+	uintptr_t me = self_id();
+	__atomic_compare_exchange_n(&g_cb_owner, &me, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	/* a fork's prepare handler waits only after raising the gate: no gate
+	 * raised, nobody to wake (and no system call made in every process's
+	 * start-up).  Both sides are sequentially consistent: one of the two
+	 * sees the other. */
+	__atomic_sub_fetch(&g_inside, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&g_forking, __ATOMIC_SEQ_CST))
+		et_os_futex_wake(&g_inside);
 }
 
 void et_loader_locked(void (*fn)(void *, unsigned long long, unsigned long long), void *arg)
