@@ -41,23 +41,11 @@ for f in "${files[@]}"; do
 	case $f in */cmd/*) ncmd=$((ncmd + 1)) ;; esac
 done
 # One nm for all the objects (a process per file and per question took
-# half a minute of a busy machine): FILE:VALUE TYPE NAME for what a file
-# defines, FILE: U NAME for what it uses.  A file's name is its module:
-# .../enormoustext/cmd/run.c.o -> cmd/run.c; .../opts.c.o -> opts.c;
-# .../profile.pb-c.c.o -> profile.pb-c.c.
+# half a minute of a busy machine), split by nm_split.awk; a file's name
+# is its module: .../enormoustext/cmd/run.c.o -> cmd/run.c; .../opts.c.o
+# -> opts.c; .../profile.pb-c.c.o -> profile.pb-c.c.
 nm -A -g "${files[@]}" >"$W/nm" || { echo "FAIL [layout.command]: nm could not read the objects"; exit 1; }
-awk -v defs="$W/defs" -v uses="$W/uses" '
-{
-	i = index($0, ":")
-	path = substr($0, 1, i - 1)
-	n = split(substr($0, i + 1), a, " ")
-	b = path
-	sub(/.*\//, "", b)
-	sub(/\.o$/, "", b)
-	m = (path ~ /\/cmd\/[^\/]*$/) ? "cmd/" b : b
-	if (n == 3) print a[3], m >defs
-	else if (n == 2) print a[2], m >uses
-}' "$W/nm"
+awk -v naming=command -v defs="$W/defs" -v uses="$W/uses" -f "$(dirname "$0")/nm_split.awk" "$W/nm"
 sort -u "$W/defs" >"$W/defs.s"
 dups=$(awk '{ print $1 }' "$W/defs.s" | uniq -d)
 [ -z "$dups" ] || { echo "FAIL [layout.command]: symbols defined twice: $dups"; fail=1; }

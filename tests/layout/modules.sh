@@ -26,21 +26,11 @@ IFS=';' read -r -a files <<<"$objs"
 for f in "${files[@]}"; do
 	[ -f "$f" ] || { echo "FAIL [layout.modules]: $f does not exist (build first)"; exit 1; }
 done
-# One nm for all the objects (FILE:VALUE TYPE NAME defined, FILE: U NAME
-# used); a file's module: .../libenormoustext/src/runtime/pass.c.o ->
-# runtime/pass, its layer the folder.
+# One nm for all the objects, split by nm_split.awk; a file's module:
+# .../libenormoustext/src/runtime/pass.c.o -> runtime/pass, its layer the
+# folder.
 nm -A -g "${files[@]}" >"$W/nm" || { echo "FAIL [layout.modules]: nm could not read the objects"; exit 1; }
-awk -v defs="$W/defs" -v uses="$W/uses" '
-{
-	i = index($0, ":")
-	m = substr($0, 1, i - 1)
-	sub(/\.o$/, "", m)
-	sub(/\.c$/, "", m)
-	sub(/.*\/libenormoustext\/src\//, "", m)
-	n = split(substr($0, i + 1), a, " ")
-	if (n == 3) print a[3], m >defs
-	else if (n == 2) print a[2], m >uses
-}' "$W/nm"
+awk -v naming=modules -v defs="$W/defs" -v uses="$W/uses" -f "$(dirname "$0")/nm_split.awk" "$W/nm"
 for f in "${files[@]}"; do
 	m=${f%.o}
 	m=${m%.c}
