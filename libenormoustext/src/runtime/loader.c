@@ -51,15 +51,16 @@ static int g_forking;       /* forks under way (their prepare handler ran, not t
 static int g_inside;        /* our threads in dl_iterate_phdr, or about to enter it */
 static uintptr_t g_cb_owner; /* the thread running our callbacks (0: none); set under the loader's lock */
 
-/* How long a fork waits for a callback of ours to end: far longer than
- * any of them takes, short enough that a bug cannot hang a fork for good. */
+/* How long a fork waits for a dl_iterate_phdr of ours to end (the wait for
+ * the loader's lock included): far longer than any of them takes, short
+ * enough that a bug cannot hang a fork for good. */
 #define ET_FORK_WAIT_NS (5ull * 1000000000ull)
 
 static void fork_prepare(void)
 {
 	__atomic_add_fetch(&g_forking, 1, __ATOMIC_SEQ_CST);
-	/* the forking thread itself inside one of ours (a fork from a
-	 * callback cannot happen: ours call no program code) is not waited for */
+	/* (the forking thread itself is never counted in: ours call no
+	 * program code, so no fork comes from inside one of them) */
 	uint64_t waited = 0;
 	int n;
 	while ((n = __atomic_load_n(&g_inside, __ATOMIC_SEQ_CST)) != 0 && waited < ET_FORK_WAIT_NS) {
