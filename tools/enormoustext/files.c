@@ -5,7 +5,7 @@
  * in with the directory fsync'ed (a reader never sees half of it, a crash
  * leaves the old one), the directories above made.
  *
- * Owns: et_tool_slurp, et_tool_read_fd, et_tool_write_atomic,
+ * Owns: et_tool_slurp, et_tool_read_fd (and their _text forms), et_tool_write_atomic,
  * et_tool_sync_dir, et_tool_make_parents.
  * May call: output.c (et_out: the beside-and-rename writer), msg.c.
  * Never: follows a link when it reads or replaces; leaves a half-written
@@ -72,6 +72,24 @@ int et_tool_slurp(const char *path, char **buf, size_t *len)
 	int e = fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ? -EINVAL : et_tool_read_fd(fd, buf, len, 0);
 	close(fd);
 	return e;
+}
+
+/* The same, the buffer returned (NULL on any failure): for callers that
+ * want only the text.  Here, not in a wrapper beside each caller: a
+ * wrapper returning its own local through the pointer made gcc 12 warn of
+ * a dangling pointer at -O3 (Release) in every caller that parsed it. */
+char *et_tool_slurp_text(const char *path)
+{
+	char *b = NULL;
+	size_t n;
+	return et_tool_slurp(path, &b, &n) == 0 ? b : NULL;
+}
+
+char *et_tool_read_fd_text(int fd, size_t max)
+{
+	char *b = NULL;
+	size_t n;
+	return et_tool_read_fd(fd, &b, &n, max) == 0 ? b : NULL;
 }
 
 void et_tool_sync_dir(const char *path)

@@ -164,6 +164,9 @@ void *et_tool_grow(void *p, size_t *cap, size_t need, size_t elem);
  * (0755): 0, or ET_EXIT_BAD after one line. */
 int et_tool_slurp(const char *path, char **buf, size_t *len);
 int et_tool_read_fd(int fd, char **buf, size_t *len, size_t max);
+/* The same two, the text returned, or NULL on any failure. */
+char *et_tool_slurp_text(const char *path);
+char *et_tool_read_fd_text(int fd, size_t max);
 int et_tool_write_atomic(const char *path, const char *data, size_t len, mode_t mode);
 void et_tool_sync_dir(const char *path);
 int et_tool_make_parents(const char *path);

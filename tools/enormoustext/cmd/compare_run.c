@@ -183,13 +183,6 @@ static void json_str(const char *text, const char *key, char *out, size_t cap)
 	out[n] = '\0';
 }
 
-static char *slurp(const char *path)
-{
-	char *b;
-	size_t n;
-	return et_tool_slurp(path, &b, &n) == 0 ? b : NULL;
-}
-
 /*
  * Run argv once with env; fills r.  Counters (pmu->ok) are opened on the
  * child before it execs (enable_on_exec, inherited by its children).  With
@@ -326,7 +319,7 @@ static int run_once(char **argv, char **env, struct pmu *pmu, const char *report
 	r->report = false;
 	r->huge_bytes = r->zero_copy_bytes = r->lib_cpu_ns = 0;
 	if (report) {
-		char *t = slurp(report);
+		char *t = et_tool_slurp_text(report);
 		if (t && json_num(t, "huge_bytes", &r->huge_bytes)) {
 			r->report = true;
 			json_num(t, "zero_copy_bytes", &r->zero_copy_bytes);
@@ -390,7 +383,7 @@ static int model_run(struct model *m, char **argv, int argc, char **env, const c
 		snprintf(m->why, sizeof m->why, "valgrind could not run: %s", strerror(errno));
 		return -1;
 	}
-	char *t = slurp(out);
+	char *t = et_tool_slurp_text(out);
 	if (!t || !json_num(t, "itlb_misses", &r->cnt[C_ITLB]) || !json_num(t, "stlb_misses", &r->cnt[C_WALK]) ||
 	    !json_num(t, "instructions", &r->cnt[C_INSTR])) {
 		snprintf(m->why, sizeof m->why, "the model wrote no counts (valgrind exit status %d)",

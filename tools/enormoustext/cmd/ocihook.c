@@ -107,14 +107,6 @@ static long json_number(const char *text, const char *key)
 	return strtol(p, NULL, 10);
 }
 
-/* All of fd (at most max bytes) in a malloc'd buffer, or NULL. */
-static char *slurp(int fd, size_t max)
-{
-	char *b;
-	size_t n;
-	return et_tool_read_fd(fd, &b, &n, max) == 0 ? b : NULL;
-}
-
 /* The container's root: /proc/PID/root, or BUNDLE/config.json's root.path. */
 static bool find_root(const char *state, char *root, size_t cap)
 {
@@ -131,7 +123,7 @@ static bool find_root(const char *state, char *root, size_t cap)
 	int fd = open(cfgp, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	char *cfg = slurp(fd, 16u << 20);
+	char *cfg = et_tool_read_fd_text(fd, 16u << 20);
 	close(fd);
 	char path[PATH_MAX];
 	/* "root": {"path": "rootfs", ...} */
@@ -215,7 +207,7 @@ int et_cmd_oci_hook(int argc, char **argv)
 		return et_args_exit(c);
 	if (a.nops)
 		return et_tool_usage("oci-hook takes no operand ('%s'): the state comes on standard input", a.ops[0]);
-	char *state = slurp(0, 1u << 20);
+	char *state = et_tool_read_fd_text(0, 1u << 20);
 	char root[PATH_MAX + 32];
 	if (!state || !find_root(state, root, sizeof root)) {
 		et_tool_err("no container root in the state on standard input (neither a pid nor a bundle with a "
