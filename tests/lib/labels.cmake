@@ -51,7 +51,7 @@ set(et_slow_tests
   integration.jit.java=56 integration.record.timer=52 tool_compare_verdict=50
   fault.seccomp-kill=47 fault.badvalues=38 tool_profile_import=37 fault.swaps=37
   integration.musl=28 tool_compare=27 tool_help=26 integration.stress=25
-  fault.memcg-growth=25 integration.defaults.short=24 tool_enable=23
+  fault.memcg-growth=25 fault.memcg-cgroup2=60 integration.defaults.short=24 tool_enable=23
   fault.fork_dlopen_api=22 tool_enable_all=21 fault.fork-pass=21
   integration.defaults.prime.overlay=21 fault.inv-fds=21 fault.defer-tasks=21
   fuzz.perfdata=20 fault.uprobe=19 fault.dlclose_race=18 fuzz.profile=18
