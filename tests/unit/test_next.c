@@ -12,6 +12,8 @@
 #include "os/os.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <string.h>
@@ -127,4 +129,49 @@ Test(next, in_a_vfork_child_and_after_fork)
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "fork child: name %d answered differently", WEXITSTATUS(st) - 1);
 	pthread_cancel(t);
 	pthread_join(t, NULL);
+}
+
+/* et_os_defined_elsewhere (runtime/other.c's first look for another copy
+ * of the library): 0 only where no other loaded object defines the name;
+ * a name libc defines, or one this object alone defines, answered as the
+ * loader would have it */
+Test(next, defined_elsewhere)
+{
+#if defined(__GLIBC__) && defined(__x86_64__)
+	/* every object here has a GNU hash table: the walk settles it */
+	cr_expect_eq(et_os_defined_elsewhere("et_no_object_defines_this_name"), 0,
+	             "a name nobody defines: not 'elsewhere'");
+#else
+	/* (musl: the walk is glibc's; elsewhere an object without a GNU hash
+	 * table, qemu's, say, leaves it to dlsym: 1 is the safe answer) */
+	int r = et_os_defined_elsewhere("et_no_object_defines_this_name");
+	cr_expect(r == 0 || r == 1);
+#endif
+	cr_expect_eq(et_os_defined_elsewhere("pthread_create"), 1, "libc's pthread_create not seen");
+	cr_expect_eq(et_os_defined_elsewhere("timer_create"), 1, "libc's timer_create not seen");
+	/* the answer 0 must mean what dlsym says */
+	cr_expect_null(dlsym(RTLD_DEFAULT, "et_no_object_defines_this_name"));
+}
+
+/* et_os_read_small: a file read whole with the library's own calls */
+Test(next, read_small)
+{
+	char path[] = "/tmp/et_unit_read_small.XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	static const char text[] = "Name:\tx\nSeccomp:\t2\nSeccomp_filters:\t1\n";
+	cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+	close(fd);
+	char buf[64];
+	memset(buf, 'z', sizeof buf);
+	cr_expect_eq(et_os_read_small(path, buf, sizeof buf), (long)(sizeof text - 1));
+	cr_expect_str_eq(buf, text);
+	char small[8];
+	cr_expect_eq(et_os_read_small(path, small, sizeof small), 7, "not cut at cap - 1");
+	cr_expect_str_eq(small, "Name:\tx");
+	cr_expect_eq(et_os_read_small(path, small, 0), -EINVAL);
+	unlink(path);
+	cr_expect_eq(et_os_read_small(path, buf, sizeof buf), -ENOENT);
+	cr_expect_eq(et_os_read_small("/proc/self/status", buf, sizeof buf), (long)sizeof buf - 1, "a /proc file read short");
+	cr_expect(strncmp(buf, "Name:", 5) == 0, "the status file starts '%.10s'", buf);
 }

@@ -22,7 +22,7 @@ static bool log_silenced;    /* the user said ENORMOUSTEXT_VERBOSE=0 */
 static int (*log_get)(void);
 static void (*log_done)(int);
 
-void et_log_route(int (*get)(void), void (*done)(int))
+ET_STARTUP void et_log_route(int (*get)(void), void (*done)(int))
 {
 	__atomic_store_n(&log_done, done, __ATOMIC_RELEASE);
 	__atomic_store_n(&log_get, get, __ATOMIC_RELEASE);

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-void *et_scratch_alloc(size_t len)
+ET_STARTUP void *et_scratch_alloc(size_t len)
 {
 	void *p = et_os_map_anon(len, false);
 	return p == MAP_FAILED ? NULL : p;

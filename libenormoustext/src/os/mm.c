@@ -32,7 +32,7 @@
 #endif
 
 /* The system calls themselves (see the banner). */
-static void *sys_mmap(void *at, size_t len, int prot, int flags, int fd, off_t off)
+ET_STARTUP static void *sys_mmap(void *at, size_t len, int prot, int flags, int fd, off_t off)
 {
 	return (void *)et_os_sys6(SYS_mmap, (long)at, (long)len, (long)prot, (long)flags, (long)fd, (long)off);
 }
@@ -71,7 +71,7 @@ void *et_os_place_file(void *at, size_t len, int prot, int fd, uint64_t off)
 	return sys_mmap(at, len, prot, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off);
 }
 
-void *et_os_map_anon(size_t len, bool noreserve)
+ET_STARTUP void *et_os_map_anon(size_t len, bool noreserve)
 {
 	return sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
 	            MAP_PRIVATE | MAP_ANONYMOUS | (noreserve ? MAP_NORESERVE : 0), -1, 0);

@@ -141,11 +141,37 @@ ET_STARTUP static void *own_lookup(const char *name)
 	}
 	return NULL;
 }
+
+/* Is NAME defined (default version, a function) in an object other than
+ * this one?  0: in none, for sure; 1: maybe (found, or a table this walk
+ * cannot read: dlsym must say). */
+ET_STARTUP int et_os_defined_elsewhere(const char *name)
+{
+	if (!_DYNAMIC)
+		return 1;
+	uint32_t h = 5381;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next) {
+		if (l->l_ld == _DYNAMIC)
+			continue;
+		void *p = NULL;
+		if (find_in(l, name, h, &p) != F_NONE)
+			return 1;
+	}
+	return 0;
+}
 #else
 static void *own_lookup(const char *name)
 {
 	(void)name;
 	return NULL;
+}
+
+int et_os_defined_elsewhere(const char *name)
+{
+	(void)name;
+	return 1;
 }
 #endif
 

@@ -33,6 +33,9 @@ ET_HIDDEN long et_os_sys6(long n, long a, long b, long c, long d, long e, long f
  * or -errno; errno itself is not touched (in a shared library errno is a
  * call of libc's, one more lazy binding in every process). */
 ET_HIDDEN long et_os_sys_quiet(long n, long a, long b, long c, long d);
+/* A small file read whole with those calls (the start-up path's /proc
+ * reads): the bytes read, NUL-terminated, at most cap - 1; or -errno. */
+ET_HIDDEN long et_os_read_small(const char *path, char *buf, size_t cap);
 /* The calling thread gets a descriptor table of its own, holding only the
  * descriptors below keep_below (0: none): what it opens from then on can
  * never take a number the program could be handed, and nothing it closes
@@ -148,6 +151,11 @@ ET_HIDDEN void *et_os_next(void **cache, const char *name);
 /* The same lookup without dlsym: NULL where it would ask the loader (for
  * the tests: tests/unit/test_next.c). */
 ET_HIDDEN void *et_os_next_own(const char *name);
+/* Whether `name` (a function, its default version) may be defined in an
+ * object other than this one: 0 where no other loaded object defines it,
+ * for sure (the loader's list walked, no lock, no dlsym); 1 where one does
+ * or the walk cannot tell (dlsym must say). */
+ET_HIDDEN int et_os_defined_elsewhere(const char *name);
 
 /* ---------------------------------------------------------------- threads */
 

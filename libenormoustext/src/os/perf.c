@@ -51,7 +51,7 @@ struct k_itimerspec {
 #define SIGEV_THREAD_ID 4
 #endif
 
-int et_os_thread_timer_create(int signo, void *tag, int *id)
+ET_STARTUP int et_os_thread_timer_create(int signo, void *tag, int *id)
 {
 	struct k_sigevent sev;
 	memset(&sev, 0, sizeof sev);
@@ -63,13 +63,13 @@ int et_os_thread_timer_create(int signo, void *tag, int *id)
 	return et_os_sys6(SYS_timer_create, (long)CLOCK_THREAD_CPUTIME_ID, (long)&sev, (long)id, 0, 0, 0) != 0 ? -1 : 0;
 }
 
-int et_os_timer_every(int id, long ns)
+ET_STARTUP int et_os_timer_every(int id, long ns)
 {
 	struct k_itimerspec its = { 0, ns, 0, ns };
 	return et_os_sys6(SYS_timer_settime, (long)id, 0, (long)&its, 0, 0, 0) != 0 ? -1 : 0;
 }
 
-void et_os_timer_delete(int id)
+ET_STARTUP void et_os_timer_delete(int id)
 {
 	et_os_sys6(SYS_timer_delete, (long)id, 0, 0, 0, 0, 0);
 }
@@ -88,7 +88,7 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 #define ET_LIBC_SIGACTION sigaction
 #endif
 
-int et_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+ET_STARTUP int et_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	static void *real;
 	sigaction_fn fn = (sigaction_fn)et_os_next(&real, "sigaction");

@@ -67,7 +67,7 @@ ET_STARTUP long et_os_sys_quiet(long n, long a, long b, long c, long d)
 #endif
 }
 
-long et_os_sys6(long n, long a, long b, long c, long d, long e, long f)
+ET_STARTUP long et_os_sys6(long n, long a, long b, long c, long d, long e, long f)
 {
 #if defined(__x86_64__) || defined(__aarch64__)
 	long r = raw6(n, a, b, c, d, e, f);
@@ -79,6 +79,32 @@ long et_os_sys6(long n, long a, long b, long c, long d, long e, long f)
 #else
 	return syscall(n, a, b, c, d, e, f);
 #endif
+}
+
+/* A small file read whole on the start-up path: open, read and close as
+ * system calls of the library's own (no page of libc's the program has
+ * not touched, errno untouched).  The bytes read (NUL-terminated, at most
+ * cap - 1), or -errno. */
+ET_STARTUP long et_os_read_small(const char *path, char *buf, size_t cap)
+{
+	if (cap == 0)
+		return -EINVAL;
+	long fd = et_os_sys_quiet(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	size_t n = 0;
+	long r = 0;
+	while (n + 1 < cap) {
+		r = et_os_sys_quiet(SYS_read, fd, (long)(buf + n), (long)(cap - 1 - n), 0);
+		if (r == -EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	et_os_sys_quiet(SYS_close, fd, 0, 0, 0);
+	return r < 0 ? r : (long)n;
 }
 
 /* Numbers of calls an older <sys/syscall.h> may lack (the same on x86-64

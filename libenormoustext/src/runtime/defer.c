@@ -85,6 +85,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/auxv.h>
 #include <time.h>
 #include <ucontext.h>
@@ -359,7 +360,7 @@ static unsigned g_tick_skipped; /* ticks past the deadline that found no safe mo
 
 bool et_defer_tick_armed;      /* a tick's timer may be armed (init.c's destructor looks, cheaply) */
 
-static void tick_stop(void)
+ET_STARTUP static void tick_stop(void)
 {
 	int id = __atomic_exchange_n(&g_tick_id, -1, __ATOMIC_ACQ_REL);
 	if (id >= 0)
@@ -432,7 +433,7 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 
 /* The tick, armed on the calling (main) thread.  0 or an errno: then a
  * worker thread is made instead. */
-static int tick_start(void)
+ET_STARTUP static int tick_start(void)
 {
 #if !defined(__x86_64__) && !defined(__i386__) && !defined(__aarch64__)
 	return ENOSYS;   /* no way to read an interrupted frame here */
@@ -467,7 +468,7 @@ static int tick_start(void)
 
 /* At exit (init.c's destructor, where et_defer_tick_armed): no tick
  * during the program's last steps. */
-void et_defer_tick_exit(void)
+ET_STARTUP void et_defer_tick_exit(void)
 {
 	if (__atomic_load_n(&g_tick, __ATOMIC_ACQUIRE))
 		tick_stop();
@@ -568,16 +569,36 @@ bool et_defer_poke(void)
 	return taken;
 }
 
+/* g_c waits on CLOCK_MONOTONIC.  Made ready when a worker is first
+ * started: every wait on it is a worker's or waits for one; until then
+ * it is only broadcast, which the zeroed (PTHREAD_COND_INITIALIZER) one
+ * takes.  Not on the tick's start-up path: four calls of libc's (lazy
+ * bindings, pages of libc's) a program that ends within the deferral
+ * never needed.  0 or an errno. */
+static bool g_c_ready;
+static int cond_ready(void)
+{
+	if (g_c_ready)
+		return 0;
+	pthread_condattr_t a;
+	int e = pthread_condattr_init(&a);
+	if (e)
+		return e;
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	e = pthread_cond_init(&g_c, &a);
+	pthread_condattr_destroy(&a);
+	if (e == 0)
+		g_c_ready = true;
+	return e;
+}
+
 /* The child of a fork has no worker: its work is not done there. */
 static void atfork_child(void)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	g_m = m;
-	pthread_condattr_t a;
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&g_c, &a);
-	pthread_condattr_destroy(&a);
+	g_c_ready = false;
+	(void)cond_ready();
 	if (g_state != D_NONE)
 		g_state = D_STOOD_DOWN;
 	g_stop = true;
@@ -605,9 +626,12 @@ static void sandbox_entering(const char *what)
  * or when the tick gives way.  0 or an errno. */
 static int start_worker(void)
 {
+	int e = cond_ready();
+	if (e)
+		return e;
 	/* the calling thread is the first the count sees; if no key can be
 	 * had, no thread is counted and the worker is never started */
-	int e = pthread_key_create(&g_key, thread_ends);
+	e = pthread_key_create(&g_key, thread_ends);
 	if (e)
 		return e;
 	(void)pthread_setspecific(g_key, (void *)1);
@@ -622,18 +646,12 @@ static int start_worker(void)
 	return 0;
 }
 
-int et_defer_start(uint64_t delay_ns, const struct et_defer_jobs *jobs, bool on_main)
+ET_STARTUP int et_defer_start(uint64_t delay_ns, const struct et_defer_jobs *jobs, bool on_main)
 {
-	pthread_condattr_t a;
-	int e = pthread_condattr_init(&a);
-	if (e)
-		return e;
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	e = pthread_cond_init(&g_c, &a);
-	pthread_condattr_destroy(&a);
-	if (e)
-		return e;
-	clock_gettime(CLOCK_MONOTONIC, &g_deadline);
+	/* the clock read as a system call: the vDSO's clock_gettime would
+	 * fault in its data pages and a page of libc's at start-up */
+	if (et_os_sys_quiet(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&g_deadline, 0, 0) != 0)
+		clock_gettime(CLOCK_MONOTONIC, &g_deadline);
 	g_started_ns = (uint64_t)g_deadline.tv_sec * 1000000000ull + (uint64_t)g_deadline.tv_nsec;
 	g_delay_ns = delay_ns;
 	uint64_t ns = (uint64_t)g_deadline.tv_nsec + delay_ns % 1000000000ull;
@@ -646,7 +664,7 @@ int et_defer_start(uint64_t delay_ns, const struct et_defer_jobs *jobs, bool on_
 	g_busy = jobs->busy;
 	et_log_route(log_fd, log_fd_done);
 	g_state = D_WAITING;
-	e = on_main ? tick_start() : EINVAL;
+	int e = on_main ? tick_start() : EINVAL;
 	if (e)
 		e = start_worker();
 	if (e) {

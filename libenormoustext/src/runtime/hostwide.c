@@ -320,7 +320,7 @@ ET_STARTUP bool et_hostwide_loaded(void)
 	return loaded_hostwide();
 }
 
-bool et_hostwide_settings_used(void)
+ET_STARTUP bool et_hostwide_settings_used(void)
 {
 	return g_conf_used;
 }

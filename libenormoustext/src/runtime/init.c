@@ -354,7 +354,7 @@ static const char *secs(char *buf, size_t cap, uint64_t ns)
  * for neither, exit costs one load.  Not in a fork's child (it has no
  * worker: defer.c), nor after the worker began (it reports for itself).
  */
-__attribute__((destructor)) static void ended_first(void)
+ET_STARTUP __attribute__((destructor)) static void ended_first(void)
 {
 	if (et_defer_tick_armed)
 		et_defer_tick_exit();

@@ -2,11 +2,13 @@
  * runtime/other.c — finding another copy of the library in the process.
  *
  * Owns: et_other, the other copy's entry points.
- * May call: the loader (dlsym).
+ * May call: os (the loader's list, walked without a lock: a process with
+ * one copy, the usual case, asks dlsym nothing), the loader (dlsym).
  * Never: is called from inside dl_iterate_phdr with our lock held by a
  * thread that waits for the loader (dlsym takes the loader's lock).
  */
 #include "runtime/other.h"
+#include "os/os.h"
 
 #include <dlfcn.h>
 
@@ -22,8 +24,13 @@ static bool in_this_object(void *p)
 
 struct et_other et_other;
 
-bool et_other_find(void)
+ET_STARTUP bool et_other_find(void)
 {
+	/* dlsym's search touches pages of the loader's and a deep stack that
+	 * a process with one copy need not: asked only where another object
+	 * may define the name */
+	if (!et_os_defined_elsewhere("enormoustext_get_stats"))
+		return false;
 	void *p = dlsym(RTLD_DEFAULT, "enormoustext_get_stats");
 	if (!p || in_this_object(p))
 		return false;

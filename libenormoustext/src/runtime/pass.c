@@ -379,7 +379,7 @@ void et_pass_prime_later(void)
 
 /* ------------------------------------------------------- for init.c, api.c */
 
-void et_pass_reserve(size_t nobjs)
+ET_STARTUP void et_pass_reserve(size_t nobjs)
 {
 	et_pass_locks_table_hold();
 	(void)et_pass_one_reserve(&g_run, nobjs);

@@ -158,14 +158,14 @@ bool et_pass_locks_mine(void)
 	return __atomic_load_n(&g_pass_held, __ATOMIC_ACQUIRE) && pthread_equal(g_pass_owner, pthread_self());
 }
 
-void et_pass_locks_table_hold(void)
+ET_STARTUP void et_pass_locks_table_hold(void)
 {
 	pthread_mutex_lock(&g_table);
 	g_table_owner = pthread_self();
 	__atomic_store_n(&g_table_held, 1, __ATOMIC_RELEASE);
 }
 
-void et_pass_locks_table_release(void)
+ET_STARTUP void et_pass_locks_table_release(void)
 {
 	__atomic_store_n(&g_table_held, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&g_table);

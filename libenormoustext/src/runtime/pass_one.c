@@ -53,7 +53,7 @@ static bool same_object(const struct et_object *a, const struct et_object *b)
 }
 
 /* Make room for `more` objects in the global table. */
-int et_pass_one_reserve(struct et_run *run, size_t more)
+ET_STARTUP int et_pass_one_reserve(struct et_run *run, size_t more)
 {
 	if (run->nobjs + more <= g_objs_cap)
 		return 0;

@@ -26,14 +26,14 @@
  * that was writable made executable): zero-copy still works.
  *
  * Owns: the process's sandbox state.
- * May call: core (util: a small file, log), os (prctl as a system call).
+ * May call: core (log), os (the status file read with system calls of its
+ * own, prctl as a system call).
  * Never: makes a system call once a filter is known, but the status read
  * that finds one.
  */
 #include "runtime/sandbox.h"
 
 #include "core/log.h"
-#include "core/util.h"
 #include "os/os.h"
 
 #include <errno.h>
@@ -50,7 +50,7 @@ static const char *g_why = "";
 static int g_mdwe;              /* 0 not read, 1 off, 2 on */
 static void (*g_hooks[4])(const char *);
 
-void et_sandbox_on_entering(void (*fn)(const char *what))
+ET_STARTUP void et_sandbox_on_entering(void (*fn)(const char *what))
 {
 	for (size_t i = 0; i < sizeof g_hooks / sizeof g_hooks[0]; i++) {
 		void (*none)(const char *) = NULL;
@@ -65,29 +65,41 @@ ET_STARTUP void et_sandbox_trust(bool trust)
 	g_trust = trust;
 }
 
-bool et_sandbox_known(void)
+ET_STARTUP bool et_sandbox_known(void)
 {
 	return !g_trust && __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* The Seccomp: field of a status file: 0, 1, 2, or -1 unreadable. */
-static int seccomp_mode(const char *path)
+/* The Seccomp: field of a status file: 0, 1, 2, or -1 unreadable.  Read
+ * with the library's own calls (os/sys.c): on the start-up path of every
+ * program with text to move. */
+ET_STARTUP static int seccomp_mode(const char *path)
 {
 	char buf[4096];
-	long n = et_read_file(path, buf, sizeof buf);
+	long n = et_os_read_small(path, buf, sizeof buf);
 	if (n <= 0)
 		return -1;
 	buf[n < (long)sizeof buf ? n : (long)sizeof buf - 1] = '\0';
-	const char *p = strstr(buf, "\nSeccomp:");
-	if (!p)
-		return 0;   /* a kernel without seccomp */
-	p += 9;
+	/* (a loop of its own: strstr would be one more lazy binding and
+	 * page of libc's) */
+	static const char key[] = "\nSeccomp:";
+	const char *p = buf;
+	for (;; p++) {
+		size_t i = 0;
+		while (key[i] && p[i] == key[i])
+			i++;
+		if (!key[i])
+			break;
+		if (!*p)
+			return 0;   /* a kernel without seccomp */
+	}
+	p += sizeof key - 1;
 	while (*p == ' ' || *p == '\t')
 		p++;
 	return *p >= '0' && *p <= '9' ? *p - '0' : -1;
 }
 
-bool et_sandbox_blocks(const char **why)
+ET_STARTUP bool et_sandbox_blocks(const char **why)
 {
 	if (g_trust)
 		return false;
