@@ -153,8 +153,9 @@ ET_HIDDEN void *et_os_next(void **cache, const char *name);
 ET_HIDDEN void *et_os_next_own(const char *name);
 /* Whether `name` (a function, its default version) may be defined in an
  * object other than this one: 0 where no other loaded object defines it,
- * for sure (the loader's list walked, no lock, no dlsym); 1 where one does
- * or the walk cannot tell (dlsym must say). */
+ * for sure (the loader's list walked, no lock, no dlsym: only where the
+ * list cannot change, a constructor); 1 where one does or the walk cannot
+ * tell (dlsym must say). */
 ET_HIDDEN int et_os_defined_elsewhere(const char *name);
 
 /* ---------------------------------------------------------------- threads */

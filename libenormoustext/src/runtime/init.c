@@ -479,7 +479,7 @@ ET_STARTUP static bool sandbox_stands_down(struct et_run *run, bool silenced)
  * now, or on the deferred worker (nobjs: the objects loaded now). */
 ET_STARTUP static void act_or_speak(struct et_run *run, const struct start_ctx *c, bool silenced, size_t nobjs)
 {
-	if (et_other_find())
+	if (et_other_find_in_constructor())
 		return;
 	et_log_setup(run->opt.verbose, silenced);
 	for (int i = 0; i < c->nwarn; i++)
@@ -577,7 +577,7 @@ ET_STARTUP __attribute__((constructor)) static void et_constructor(void)
 		run->opt.enabled = false;
 		run->reason = ET_R_MODE;
 	}
-	if (jit && !et_other_find()) {
+	if (jit && !et_other_find_in_constructor()) {
 		et_log_setup(run->opt.verbose, silenced);
 		et_jit_start(&run->opt);
 	}

@@ -2,8 +2,9 @@
  * runtime/other.c — finding another copy of the library in the process.
  *
  * Owns: et_other, the other copy's entry points.
- * May call: os (the loader's list, walked without a lock: a process with
- * one copy, the usual case, asks dlsym nothing), the loader (dlsym).
+ * May call: os (the loader's list, walked from the constructor, where it
+ * cannot change: a process with one copy, the usual case, asks dlsym
+ * nothing at start-up), the loader (dlsym).
  * Never: is called from inside dl_iterate_phdr with our lock held by a
  * thread that waits for the loader (dlsym takes the loader's lock).
  */
@@ -24,13 +25,19 @@ static bool in_this_object(void *p)
 
 struct et_other et_other;
 
-ET_STARTUP bool et_other_find(void)
+ET_STARTUP bool et_other_find_in_constructor(void)
 {
 	/* dlsym's search touches pages of the loader's and a deep stack that
 	 * a process with one copy need not: asked only where another object
-	 * may define the name */
+	 * may define the name.  (Not after start-up: the walk takes no lock,
+	 * and a dlclose in another thread could free what it reads.) */
 	if (!et_os_defined_elsewhere("enormoustext_get_stats"))
 		return false;
+	return et_other_find();
+}
+
+bool et_other_find(void)
+{
 	void *p = dlsym(RTLD_DEFAULT, "enormoustext_get_stats");
 	if (!p || in_this_object(p))
 		return false;

@@ -22,5 +22,10 @@ ET_HIDDEN extern struct et_other et_other;
  * et_other holds its entry points.  A symbol lookup: takes the loader's
  * lock. */
 ET_HIDDEN bool et_other_find(void);
+/* The same from the library's constructor, where the loader's list cannot
+ * change under a walk (before main, or inside the dlopen that loads this
+ * copy, under the loader's lock): the list is walked first, and dlsym is
+ * asked only where another object may define the API. */
+ET_HIDDEN bool et_other_find_in_constructor(void);
 
 #endif
