@@ -117,15 +117,22 @@ ET_STARTUP static enum found find_in(const struct link_map *l, const char *name,
 	}
 }
 
+/* The GNU hash of a symbol name (DT_GNU_HASH's function). */
+ET_STARTUP static uint32_t name_hash(const char *name)
+{
+	uint32_t h = 5381;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	return h;
+}
+
 /* The next definition after this object: found, or NULL where dlsym must
  * be asked (or this is not the loader's list as expected). */
 ET_STARTUP static void *own_lookup(const char *name)
 {
 	if (!_DYNAMIC)
 		return NULL;
-	uint32_t h = 5381;
-	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-		h = h * 33 + *c;
+	uint32_t h = name_hash(name);
 	const struct link_map *l = _r_debug.r_map;
 	while (l && l->l_ld != _DYNAMIC)
 		l = l->l_next;
@@ -149,9 +156,7 @@ ET_STARTUP int et_os_defined_elsewhere(const char *name)
 {
 	if (!_DYNAMIC)
 		return 1;
-	uint32_t h = 5381;
-	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-		h = h * 33 + *c;
+	uint32_t h = name_hash(name);
 	for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next) {
 		if (l->l_ld == _DYNAMIC)
 			continue;
